@@ -1,0 +1,447 @@
+//===- ModelLoader.cpp - Read, check and shape-infer an ONNX model --------===//
+//
+// This file implements the libonnx boundary: parsing (binary or text), external
+// data, input-shape pinning, the checker and shape inference. libonnx and protobuf
+// report errors by throwing; this file is compiled with exceptions, catches them all
+// and turns each into one line that names the node where ONNX tells us which it is.
+//
+// External data is read here, not by libonnx, so that Kiln controls the safety
+// checks: a location must be a relative path that stays inside the model's folder
+// (no "..", no absolute paths, no symlink escapes), and the file must hold every
+// byte the tensor declares.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/import/ModelLoader.h"
+#include "compiler/import/OnnxSchemas.h"
+
+#include "onnx/checker.h"
+#include "onnx/defs/parser.h"
+#include "onnx/defs/schema.h"
+#include "onnx/onnx_pb.h"
+#include "onnx/shape_inference/implementation.h"
+
+#include <google/protobuf/io/coded_stream.h>
+
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <regex>
+#include <sstream>
+
+namespace fs = std::filesystem;
+using namespace onnx;
+
+namespace kiln {
+namespace {
+
+/// Operator versions from opsets 18-21 whose meaning changed and whose schema Kiln
+/// does not provide: a model at or above that opset must not silently get the older
+/// semantics.
+const std::map<std::string, int> kMissingNewerVersions = {
+    {"GridSample", 20}, {"DFT", 20}, {"Col2Im", 18}, {"CenterCropPad", 18},
+    {"AffineGrid", 20}, {"DeformConv", 19}, {"ImageDecoder", 20},
+    {"RegexFullMatch", 20}, {"StringConcat", 20}, {"StringSplit", 20}};
+
+/// "node 'conv1' (Conv)"; an unnamed node is named by its first output.
+std::string nodeLabel(const NodeProto &node) {
+  std::ostringstream os;
+  if (!node.name().empty())
+    os << "node '" << node.name() << "'";
+  else if (node.output_size() > 0)
+    os << "node with output '" << node.output(0) << "'";
+  else
+    os << "unnamed node";
+  os << " (" << node.op_type() << ")";
+  return os.str();
+}
+
+/// Size in bytes of one element of an ONNX data type, 0 if Kiln cannot tell.
+size_t elementSize(int32_t dataType) {
+  switch (dataType) {
+  case TensorProto::FLOAT: case TensorProto::INT32: case TensorProto::UINT32:
+    return 4;
+  case TensorProto::UINT8: case TensorProto::INT8: case TensorProto::BOOL:
+    return 1;
+  case TensorProto::UINT16: case TensorProto::INT16: case TensorProto::FLOAT16:
+  case TensorProto::BFLOAT16:
+    return 2;
+  case TensorProto::INT64: case TensorProto::UINT64: case TensorProto::DOUBLE:
+  case TensorProto::COMPLEX64:
+    return 8;
+  case TensorProto::COMPLEX128:
+    return 16;
+  default:
+    return 0;
+  }
+}
+
+/// Number of elements of `tensor`, or -1 when a dimension is negative or the
+/// product overflows.
+int64_t numElements(const TensorProto &tensor) {
+  int64_t n = 1;
+  for (int64_t d : tensor.dims()) {
+    if (d < 0)
+      return -1;
+    if (d != 0 && n > std::numeric_limits<int64_t>::max() / d)
+      return -1;
+    n *= d;
+  }
+  return n;
+}
+
+class Loader {
+public:
+  Loader(std::string path, const LoadOptions &options)
+      : path(std::move(path)), options(options) {}
+
+  bool run(ModelProto &model);
+  std::string error;
+
+private:
+  bool fail(const std::string &what) {
+    error = path + ": " + what;
+    return false;
+  }
+  bool parse(ModelProto &model);
+  bool checkVersions(const ModelProto &model);
+  bool checkNodes(const GraphProto &graph, int opset);
+  bool loadExternalData(GraphProto &graph);
+  bool loadExternalTensor(TensorProto &tensor, const std::string &owner);
+  bool pinInputShapes(GraphProto &graph);
+  bool check(ModelProto &model);
+  bool infer(ModelProto &model);
+  std::string describeOnnxError(const std::string &what);
+
+  std::string path;
+  const LoadOptions &options;
+  int defaultOpset = 0;
+};
+
+bool Loader::run(ModelProto &model) {
+  registerOnnxSchemaExtensions();
+  if (!parse(model) || !checkVersions(model) || !checkNodes(model.graph(), defaultOpset))
+    return false;
+  if (!loadExternalData(*model.mutable_graph()) ||
+      !pinInputShapes(*model.mutable_graph()) || !check(model))
+    return false;
+  return !options.inferShapes || infer(model);
+}
+
+bool Loader::parse(ModelProto &model) {
+  std::error_code ec;
+  if (!fs::exists(path, ec))
+    return fail("no such file");
+  if (fs::is_directory(path, ec))
+    return fail("is a directory, not an ONNX model");
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return fail("cannot open the file for reading");
+  std::string bytes((std::istreambuf_iterator<char>(in)),
+                    std::istreambuf_iterator<char>());
+  if (bytes.empty())
+    return fail("the file is empty");
+
+  fs::path p(path);
+  std::string ext = p.extension().string();
+  if (ext == ".onnxtxt" || ext == ".onnxtext" || ext == ".txt") {
+    Status status = OnnxParser::Parse(model, bytes.c_str());
+    if (!status.IsOK()) {
+      std::string msg = status.ErrorMessage();
+      for (char &c : msg)
+        if (c == '\n')
+          c = ' ';
+      return fail("ONNX text syntax error: " + msg);
+    }
+    return true;
+  }
+  google::protobuf::io::CodedInputStream stream(
+      reinterpret_cast<const uint8_t *>(bytes.data()),
+      static_cast<int>(std::min<size_t>(bytes.size(), INT32_MAX)));
+  stream.SetTotalBytesLimit(INT32_MAX);
+  if (bytes.size() > static_cast<size_t>(INT32_MAX))
+    return fail("the model protobuf is over 2 GiB; store weights as external "
+                "data");
+  if (!model.ParseFromCodedStream(&stream) || !stream.ConsumedEntireMessage())
+    return fail("not a valid ONNX model (the protobuf is truncated or corrupt)");
+  if (!model.has_graph())
+    return fail("not a valid ONNX model (no graph; is the file truncated?)");
+  return true;
+}
+
+bool Loader::checkVersions(const ModelProto &model) {
+  if (model.ir_version() <= 0)
+    return fail("the model has no ir_version");
+  if (model.ir_version() > kMaxOnnxIrVersion)
+    return fail("IR version " + std::to_string(model.ir_version()) +
+                " is newer than Kiln supports (" +
+                std::to_string(kMaxOnnxIrVersion) + ")");
+  for (const OperatorSetIdProto &opset : model.opset_import()) {
+    const std::string &domain = opset.domain();
+    if (domain.empty() || domain == "ai.onnx") {
+      defaultOpset = static_cast<int>(opset.version());
+      if (opset.version() > kMaxOnnxOpset)
+        return fail("opset " + std::to_string(opset.version()) +
+                    " of domain ai.onnx is newer than Kiln supports (" +
+                    std::to_string(kMaxOnnxOpset) + ")");
+      if (opset.version() < 1)
+        return fail("invalid opset version " + std::to_string(opset.version()));
+    }
+  }
+  if (defaultOpset == 0 && model.ir_version() >= 3)
+    return fail("the model imports no opset of the default domain");
+  if (defaultOpset == 0)
+    defaultOpset = 1;
+  return true;
+}
+
+bool Loader::checkNodes(const GraphProto &graph, int opset) {
+  for (const NodeProto &node : graph.node()) {
+    const std::string &domain = node.domain();
+    if (!domain.empty() && domain != "ai.onnx")
+      return fail(nodeLabel(node) + ": operators of domain '" + domain +
+                  "' are not supported (Kiln imports the default ONNX domain)");
+    auto missing = kMissingNewerVersions.find(node.op_type());
+    if (missing != kMissingNewerVersions.end() && opset >= missing->second)
+      return fail(nodeLabel(node) + ": " + node.op_type() + " at opset " +
+                  std::to_string(opset) + " is not supported (Kiln knows it up to opset " +
+                  std::to_string(missing->second - 1) + ")");
+    if (!OpSchemaRegistry::Schema(node.op_type(), opset, ONNX_DOMAIN))
+      return fail(nodeLabel(node) + ": unknown operator '" + node.op_type() +
+                  "' at opset " + std::to_string(opset));
+    for (const AttributeProto &attr : node.attribute()) {
+      if (attr.has_g() && !checkNodes(attr.g(), opset))
+        return false;
+      for (const GraphProto &g : attr.graphs())
+        if (!checkNodes(g, opset))
+          return false;
+    }
+  }
+  return true;
+}
+
+bool Loader::loadExternalTensor(TensorProto &tensor, const std::string &owner) {
+  if (tensor.data_location() != TensorProto::EXTERNAL)
+    return true;
+  std::string location;
+  int64_t offset = 0, length = -1;
+  for (const StringStringEntryProto &entry : tensor.external_data()) {
+    if (entry.key() == "location")
+      location = entry.value();
+    else if (entry.key() == "offset" || entry.key() == "length") {
+      char *end = nullptr;
+      long long v = std::strtoll(entry.value().c_str(), &end, 10);
+      if (entry.value().empty() || *end != '\0' || v < 0)
+        return fail(owner + ": external data " + entry.key() + " '" +
+                    entry.value() + "' is not a non-negative integer");
+      (entry.key() == "offset" ? offset : length) = v;
+    }
+  }
+  if (location.empty())
+    return fail(owner + ": external data has no location");
+  fs::path rel(location);
+  if (rel.is_absolute())
+    return fail(owner + ": external data location '" + location +
+                "' is absolute; it must be relative to the model's folder");
+  for (const fs::path &part : rel)
+    if (part == "..")
+      return fail(owner + ": external data location '" + location +
+                  "' leaves the model's folder");
+  std::error_code ec;
+  fs::path dir = fs::absolute(fs::path(path), ec).parent_path();
+  fs::path file = dir / rel;
+  if (!fs::exists(file, ec))
+    return fail(owner + ": external data file '" + location + "' not found");
+  // Symlinks may still point outside: compare canonical paths.
+  fs::path canonDir = fs::canonical(dir, ec);
+  fs::path canonFile = fs::canonical(file, ec);
+  if (ec)
+    return fail(owner + ": cannot resolve external data file '" + location + "'");
+  auto [dirEnd, fileIt] = std::mismatch(canonDir.begin(), canonDir.end(),
+                                        canonFile.begin(), canonFile.end());
+  if (dirEnd != canonDir.end())
+    return fail(owner + ": external data location '" + location +
+                "' resolves outside the model's folder");
+  if (!fs::is_regular_file(canonFile, ec))
+    return fail(owner + ": external data '" + location + "' is not a file");
+
+  int64_t count = numElements(tensor);
+  size_t elemSize = elementSize(tensor.data_type());
+  if (count < 0)
+    return fail(owner + ": invalid or overflowing dimensions");
+  if (elemSize == 0)
+    return fail(owner + ": external data of this element type is not supported");
+  if (static_cast<uint64_t>(count) > std::numeric_limits<uint64_t>::max() / elemSize)
+    return fail(owner + ": tensor size overflows");
+  int64_t expected = count * static_cast<int64_t>(elemSize);
+  if (length >= 0 && length != expected)
+    return fail(owner + ": external data length " + std::to_string(length) +
+                " does not match the tensor's " + std::to_string(expected) +
+                " bytes");
+  uint64_t fileSize = fs::file_size(canonFile, ec);
+  if (static_cast<uint64_t>(offset) > fileSize ||
+      fileSize - static_cast<uint64_t>(offset) < static_cast<uint64_t>(expected))
+    return fail(owner + ": external data '" + location + "' holds " +
+                std::to_string(fileSize > static_cast<uint64_t>(offset)
+                                   ? fileSize - offset
+                                   : 0) +
+                " bytes after offset " + std::to_string(offset) + ", " +
+                std::to_string(expected) + " needed");
+  std::ifstream in(canonFile, std::ios::binary);
+  std::string data(static_cast<size_t>(expected), '\0');
+  in.seekg(offset);
+  in.read(data.data(), expected);
+  if (!in)
+    return fail(owner + ": cannot read external data '" + location + "'");
+  tensor.set_raw_data(std::move(data));
+  tensor.clear_external_data();
+  tensor.set_data_location(TensorProto::DEFAULT);
+  return true;
+}
+
+bool Loader::loadExternalData(GraphProto &graph) {
+  for (TensorProto &t : *graph.mutable_initializer())
+    if (!loadExternalTensor(t, "initializer '" + t.name() + "'"))
+      return false;
+  for (NodeProto &node : *graph.mutable_node()) {
+    for (AttributeProto &attr : *node.mutable_attribute()) {
+      if (attr.has_t() && !loadExternalTensor(*attr.mutable_t(), nodeLabel(node)))
+        return false;
+      if (attr.has_g() && !loadExternalData(*attr.mutable_g()))
+        return false;
+      for (GraphProto &g : *attr.mutable_graphs())
+        if (!loadExternalData(g))
+          return false;
+    }
+  }
+  return true;
+}
+
+bool Loader::pinInputShapes(GraphProto &graph) {
+  for (const auto &[name, dims] : options.inputShapes) {
+    ValueInfoProto *input = nullptr;
+    for (ValueInfoProto &vi : *graph.mutable_input())
+      if (vi.name() == name)
+        input = &vi;
+    if (!input)
+      return fail("--input-shape names '" + name +
+                  "', which is not an input of the graph");
+    if (!input->type().has_tensor_type())
+      return fail("--input-shape: input '" + name + "' is not a tensor");
+    TensorShapeProto *shape =
+        input->mutable_type()->mutable_tensor_type()->mutable_shape();
+    if (shape->dim_size() != 0 && shape->dim_size() != static_cast<int>(dims.size()))
+      return fail("--input-shape gives " + std::to_string(dims.size()) +
+                  " dimensions for input '" + name + "' of rank " +
+                  std::to_string(shape->dim_size()));
+    for (size_t i = 0; i < dims.size(); ++i) {
+      if (static_cast<int>(i) < shape->dim_size()) {
+        const auto &d = shape->dim(static_cast<int>(i));
+        if (d.has_dim_value() && d.dim_value() != dims[i])
+          return fail("--input-shape sets dimension " + std::to_string(i) +
+                      " of input '" + name + "' to " + std::to_string(dims[i]) +
+                      " but the model fixes it to " +
+                      std::to_string(d.dim_value()));
+      }
+    }
+    shape->clear_dim();
+    for (int64_t d : dims)
+      shape->add_dim()->set_dim_value(d);
+  }
+  return true;
+}
+
+/// libonnx errors span several lines and bury the node in a context trailer; make
+/// them one line that starts with the node.
+std::string Loader::describeOnnxError(const std::string &what) {
+  std::string text = what;
+  std::smatch m;
+  std::string node;
+  static const std::regex checkerCtx(R"(Name: ([^\s]*) OpType: ([^\s]+))");
+  static const std::regex inferCtx(R"(\(op_type:([^,]+), node name: ([^)]*)\))");
+  if (std::regex_search(text, m, checkerCtx))
+    node = "node '" + m[1].str() + "' (" + m[2].str() + "): ";
+  else if (std::regex_search(text, m, inferCtx))
+    node = "node '" + m[2].str() + "' (" + m[1].str() + "): ";
+  std::string first = text.substr(0, text.find('\n'));
+  first = std::regex_replace(first, inferCtx, "");
+  first = std::regex_replace(first, std::regex(R"(\[ShapeInferenceError\]\s*)"), "");
+  first = std::regex_replace(first, std::regex(R"(\[TypeInferenceError\]\s*)"), "");
+  size_t begin = first.find_first_not_of(" :");
+  first = begin == std::string::npos ? first : first.substr(begin);
+  return node + first;
+}
+
+bool Loader::check(ModelProto &model) {
+  // libonnx 1.12 knows IR version 8; 9 and 10 only add types Kiln rejects later by
+  // name, so the checker sees the model as version 8.
+  int64_t ir = model.ir_version();
+  model.set_ir_version(std::min<int64_t>(ir, 8));
+  try {
+    checker::check_model(model);
+  } catch (const std::exception &e) {
+    model.set_ir_version(ir);
+    return fail("invalid model: " + describeOnnxError(e.what()));
+  }
+  model.set_ir_version(ir);
+  return true;
+}
+
+bool Loader::infer(ModelProto &model) {
+  int64_t ir = model.ir_version();
+  model.set_ir_version(std::min<int64_t>(ir, 8));
+  try {
+    ShapeInferenceOptions inferOptions(/*check_type=*/true, /*strict=*/1,
+                                       /*data_prop=*/true);
+    shape_inference::InferShapes(model, OpSchemaRegistry::Instance(),
+                                 inferOptions);
+  } catch (const std::exception &e) {
+    model.set_ir_version(ir);
+    return fail("shape inference failed: " + describeOnnxError(e.what()));
+  }
+  model.set_ir_version(ir);
+  return true;
+}
+
+} // namespace
+
+bool loadOnnxModel(const std::string &path, const LoadOptions &options,
+                   ModelProto &model, std::string &error) {
+  Loader loader(path, options);
+  try {
+    if (loader.run(model))
+      return true;
+    error = loader.error;
+  } catch (const std::exception &e) {
+    // Anything libonnx or protobuf throws outside the guarded calls.
+    error = path + ": " + e.what();
+    for (char &c : error)
+      if (c == '\n')
+        c = ' ';
+  }
+  return false;
+}
+
+bool parseInputShape(const std::string &text, std::string &name,
+                     std::vector<int64_t> &dims) {
+  size_t eq = text.rfind('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == text.size())
+    return false;
+  name = text.substr(0, eq);
+  dims.clear();
+  std::string rest = text.substr(eq + 1);
+  size_t pos = 0;
+  while (pos <= rest.size()) {
+    size_t x = rest.find('x', pos);
+    std::string part = rest.substr(pos, x == std::string::npos ? std::string::npos : x - pos);
+    if (part.empty() || part.find_first_not_of("0123456789") != std::string::npos ||
+        part.size() > 18)
+      return false;
+    dims.push_back(std::stoll(part));
+    if (x == std::string::npos)
+      break;
+    pos = x + 1;
+  }
+  return true;
+}
+
+} // namespace kiln

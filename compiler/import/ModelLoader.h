@@ -1,0 +1,41 @@
+//===- ModelLoader.h - Read, check and shape-infer an ONNX model -*- C++ -*-===//
+//
+// The loader is Kiln's only contact with libonnx's throwing API. It reads a model
+// (binary protobuf or ONNX text syntax), pulls in external data safely, pins symbolic
+// input dimensions, runs the ONNX checker and shape inference, and hands back a
+// ModelProto whose every value has a known type. Every failure is one line of text.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_COMPILER_IMPORT_MODELLOADER_H
+#define KILN_COMPILER_IMPORT_MODELLOADER_H
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace onnx {
+class ModelProto;
+} // namespace onnx
+
+namespace kiln {
+
+struct LoadOptions {
+  /// Input name -> dimensions that replace the input's (symbolic) shape.
+  std::map<std::string, std::vector<int64_t>> inputShapes;
+  /// Skip shape inference (for `kiln inspect`, which needs no shapes).
+  bool inferShapes = true;
+};
+
+/// Loads `path` into `model`. On failure returns false and sets `error` to one
+/// line that names the file and, where one is at fault, the node.
+bool loadOnnxModel(const std::string &path, const LoadOptions &options,
+                   onnx::ModelProto &model, std::string &error);
+
+/// Parses a `NAME=1x3x224x224` shape pin. Returns false on malformed text.
+bool parseInputShape(const std::string &text, std::string &name,
+                     std::vector<int64_t> &dims);
+
+} // namespace kiln
+
+#endif // KILN_COMPILER_IMPORT_MODELLOADER_H

@@ -1,0 +1,22 @@
+//===- Passes.h - Kiln's passes --------------------------------*- C++ -*-===//
+//
+// Declares every Kiln pass (generated from Passes.td) and their registration.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_PASSES_PASSES_H
+#define KILN_PASSES_PASSES_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Pass/Pass.h"
+
+namespace kiln {
+
+#define GEN_PASS_DECL
+#include "passes/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "passes/Passes.h.inc"
+
+} // namespace kiln
+
+#endif // KILN_PASSES_PASSES_H

@@ -1,0 +1,23 @@
+//===- kiln-opt.cpp - mlir-opt with Kiln's dialects and passes ------------===//
+//
+// The driver of Kiln's lit tests: parses IR, runs the passes named on the command
+// line, prints the result. Registers only the dialects Kiln uses.
+//
+//===----------------------------------------------------------------------===//
+#include "dialects/onnx/OnnxDialect.h"
+#include "passes/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "mlir/Transforms/Passes.h"
+
+int main(int argc, char **argv) {
+  mlir::DialectRegistry registry;
+  registry.insert<mlir::func::FuncDialect, kiln::onnx::OnnxDialect>();
+  mlir::registerCanonicalizerPass();
+  mlir::registerCSEPass();
+  kiln::registerKilnPasses();
+  return mlir::asMainReturnCode(
+      mlir::MlirOptMain(argc, argv, "Kiln optimizer driver\n", registry));
+}

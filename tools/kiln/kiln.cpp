@@ -1,0 +1,237 @@
+//===- kiln.cpp - The Kiln command-line compiler --------------------------===//
+//
+// This file implements `kiln`, the command users run:
+//   kiln import MODEL    print the model as onnx-dialect IR (the import phase)
+//   kiln inspect MODEL   opset, inputs and outputs, and an op histogram
+// Every failure prints one `kiln: error: ...` line and exits non-zero.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/import/ModelLoader.h"
+#include "compiler/import/OnnxImporter.h"
+#include "compiler/import/OnnxSchemas.h"
+
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/OperationSupport.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include "onnx/onnx_pb.h"
+
+#include <CLI/CLI.hpp>
+
+#include <chrono>
+#include <iomanip>
+#include <iostream>
+#include <map>
+
+namespace {
+
+int reportError(const std::string &message) {
+  llvm::errs() << "kiln: error: " << message << "\n";
+  return 1;
+}
+
+struct CommonOptions {
+  std::string model;
+  std::vector<std::string> inputShapes;
+};
+
+bool makeLoadOptions(const CommonOptions &common, kiln::LoadOptions &options,
+                     std::string &error) {
+  for (const std::string &text : common.inputShapes) {
+    std::string name;
+    std::vector<int64_t> dims;
+    if (!kiln::parseInputShape(text, name, dims)) {
+      error = "--input-shape '" + text + "' is not of the form NAME=1x3x224x224";
+      return false;
+    }
+    if (options.inputShapes.count(name)) {
+      error = "--input-shape gives input '" + name + "' twice";
+      return false;
+    }
+    options.inputShapes[name] = dims;
+  }
+  return true;
+}
+
+void addCommonOptions(CLI::App *cmd, CommonOptions &common) {
+  cmd->add_option("model", common.model,
+                  "ONNX model: binary .onnx, or ONNX text syntax (.onnxtxt)")
+      ->required();
+  cmd->add_option("--input-shape", common.inputShapes,
+                  "Pin an input's shape, e.g. input=1x3x224x224 (repeatable)")
+      ->type_name("NAME=DIMS");
+}
+
+int runImport(const CommonOptions &common, const std::string &output,
+              bool printWeights, bool printLocations, bool timing) {
+  auto start = std::chrono::steady_clock::now();
+  kiln::LoadOptions loadOptions;
+  std::string error;
+  if (!makeLoadOptions(common, loadOptions, error))
+    return reportError(error);
+  onnx::ModelProto model;
+  if (!kiln::loadOnnxModel(common.model, loadOptions, model, error))
+    return reportError(error);
+  auto loaded = std::chrono::steady_clock::now();
+
+  mlir::MLIRContext context;
+  kiln::ImportOptions importOptions;
+  auto module = kiln::importOnnxModel(context, model, common.model,
+                                      importOptions, error);
+  if (!module)
+    return reportError(error);
+  auto imported = std::chrono::steady_clock::now();
+
+  std::error_code ec;
+  std::unique_ptr<llvm::raw_fd_ostream> file;
+  if (!output.empty() && output != "-") {
+    file = std::make_unique<llvm::raw_fd_ostream>(output, ec);
+    if (ec)
+      return reportError("cannot write '" + output + "': " + ec.message());
+  }
+  llvm::raw_ostream &os = file ? *file : llvm::outs();
+  mlir::OpPrintingFlags flags;
+  if (!printWeights)
+    flags.elideLargeResourceString(64);
+  if (printLocations)
+    flags.enableDebugInfo(/*enable=*/true, /*prettyForm=*/false);
+  module->print(os, flags);
+  os << "\n";
+  if (timing) {
+    using ms = std::chrono::duration<double, std::milli>;
+    llvm::errs() << "kiln: load+check+infer " << llvm::format("%.1f", ms(loaded - start).count())
+                 << " ms, import " << llvm::format("%.1f", ms(imported - loaded).count())
+                 << " ms\n";
+  }
+  return 0;
+}
+
+std::string describeType(const onnx::TypeProto &type) {
+  if (!type.has_tensor_type())
+    return "(non-tensor)";
+  const auto &t = type.tensor_type();
+  std::string s = onnx::TensorProto_DataType_Name(t.elem_type());
+  for (char &c : s)
+    c = static_cast<char>(tolower(static_cast<unsigned char>(c)));
+  s += "[";
+  if (!t.has_shape())
+    return s + "?]";
+  for (int i = 0; i < t.shape().dim_size(); ++i) {
+    const auto &d = t.shape().dim(i);
+    s += (i ? "x" : "");
+    s += d.has_dim_value() ? std::to_string(d.dim_value())
+         : d.has_dim_param() ? d.dim_param()
+                             : "?";
+  }
+  return s + "]";
+}
+
+void countOps(const onnx::GraphProto &graph, std::map<std::string, int> &histogram,
+              int &nodes) {
+  for (const auto &node : graph.node()) {
+    ++nodes;
+    ++histogram[node.domain().empty() ? node.op_type()
+                                      : node.domain() + "." + node.op_type()];
+    for (const auto &attr : node.attribute()) {
+      if (attr.has_g())
+        countOps(attr.g(), histogram, nodes);
+      for (const auto &g : attr.graphs())
+        countOps(g, histogram, nodes);
+    }
+  }
+}
+
+int runInspect(const CommonOptions &common) {
+  kiln::LoadOptions loadOptions;
+  std::string error;
+  if (!makeLoadOptions(common, loadOptions, error))
+    return reportError(error);
+  onnx::ModelProto model;
+  if (!kiln::loadOnnxModel(common.model, loadOptions, model, error))
+    return reportError(error);
+  const onnx::GraphProto &graph = model.graph();
+  llvm::raw_ostream &os = llvm::outs();
+  os << "model:      " << common.model << "\n";
+  os << "ir_version: " << model.ir_version() << "\n";
+  os << "opsets:    ";
+  for (const auto &o : model.opset_import())
+    os << " " << (o.domain().empty() ? "ai.onnx" : o.domain()) << "=" << o.version();
+  os << "\n";
+  if (!model.producer_name().empty())
+    os << "producer:   " << model.producer_name() << " " << model.producer_version()
+       << "\n";
+
+  std::set<std::string> initNames;
+  uint64_t weightBytes = 0;
+  for (const auto &t : graph.initializer()) {
+    initNames.insert(t.name());
+    weightBytes += t.ByteSizeLong();
+  }
+  os << "inputs:\n";
+  for (const auto &in : graph.input())
+    if (!initNames.count(in.name()))
+      os << "  " << in.name() << ": " << describeType(in.type()) << "\n";
+  os << "outputs:\n";
+  for (const auto &out : graph.output())
+    os << "  " << out.name() << ": " << describeType(out.type()) << "\n";
+  std::map<std::string, int> histogram;
+  int nodes = 0;
+  countOps(graph, histogram, nodes);
+  os << "initializers: " << graph.initializer_size() << " ("
+     << llvm::format("%.2f", weightBytes / 1048576.0) << " MiB)\n";
+  os << "nodes: " << nodes << "\n";
+  std::vector<std::pair<int, std::string>> sorted;
+  for (const auto &[op, count] : histogram)
+    sorted.push_back({-count, op});
+  std::sort(sorted.begin(), sorted.end());
+  for (const auto &[negCount, op] : sorted)
+    os << llvm::format("  %-24s %d\n", op.c_str(), -negCount);
+  return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  CLI::App app{"Kiln: an ahead-of-time compiler for deep-learning inference on "
+               "NVIDIA GPUs.\nImports ONNX models into MLIR; see `kiln COMMAND "
+               "--help`."};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "kiln 0.1 (ONNX opsets 1-" +
+                                        std::to_string(kiln::kMaxOnnxOpset) + ")");
+
+  CommonOptions importCommon;
+  std::string output;
+  bool printWeights = false, printLocations = false, timing = false;
+  CLI::App *importCmd = app.add_subcommand(
+      "import", "Print a model as onnx-dialect MLIR (the import phase)");
+  addCommonOptions(importCmd, importCommon);
+  importCmd->add_option("-o,--output", output, "Write the IR here (default: stdout)");
+  importCmd->add_flag("--print-weights", printWeights,
+                      "Print large constants in full instead of eliding them");
+  importCmd->add_flag("--print-locations", printLocations,
+                      "Print each op's location (its ONNX node name)");
+  importCmd->add_flag("--timing", timing, "Print load and import times to stderr");
+
+  CommonOptions inspectCommon;
+  CLI::App *inspectCmd = app.add_subcommand(
+      "inspect", "Show a model's opsets, inputs, outputs and op histogram");
+  addCommonOptions(inspectCmd, inspectCommon);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp &e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp &e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion &e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError &e) {
+    return reportError(e.what() + std::string(" (see kiln --help)")) ? 2 : 2;
+  }
+
+  if (importCmd->parsed())
+    return runImport(importCommon, output, printWeights, printLocations, timing);
+  return runInspect(inspectCommon);
+}
