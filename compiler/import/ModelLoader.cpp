@@ -187,8 +187,8 @@ bool Loader::checkVersions(const ModelProto &model) {
         return fail("invalid opset version " + std::to_string(opset.version()));
     }
   }
-  if (defaultOpset == 0 && model.ir_version() >= 3)
-    return fail("the model imports no opset of the default domain");
+  // A model without the default domain can only hold other domains' nodes; the
+  // node check names them.
   if (defaultOpset == 0)
     defaultOpset = 1;
   return true;
@@ -357,12 +357,18 @@ std::string Loader::describeOnnxError(const std::string &what) {
   std::smatch m;
   std::string node;
   static const std::regex checkerCtx(R"(Name: ([^\s]*) OpType: ([^\s]+))");
-  static const std::regex inferCtx(R"(\(op_type:([^,]+), node name: ([^)]*)\))");
+  static const std::regex inferCtx(R"(\(op_type:([^,)]+)(, node name: ([^)]*))?\))");
   if (std::regex_search(text, m, checkerCtx))
     node = "node '" + m[1].str() + "' (" + m[2].str() + "): ";
   else if (std::regex_search(text, m, inferCtx))
-    node = "node '" + m[2].str() + "' (" + m[1].str() + "): ";
-  std::string first = text.substr(0, text.find('\n'));
+    node = (m[3].matched && m[3].length() ? "node '" + m[3].str() + "'"
+                                          : std::string("unnamed node")) +
+           " (" + m[1].str() + "): ";
+  // One line: drop the context trailer, fold the rest.
+  std::string first = text.substr(0, text.find("==> Context:"));
+  first = std::regex_replace(first, std::regex(R"(\s+)"), " ");
+  while (!first.empty() && first.back() == ' ')
+    first.pop_back();
   first = std::regex_replace(first, inferCtx, "");
   first = std::regex_replace(first, std::regex(R"(\[ShapeInferenceError\]\s*)"), "");
   first = std::regex_replace(first, std::regex(R"(\[TypeInferenceError\]\s*)"), "");

@@ -1,0 +1,61 @@
+//===- Tensor.h - Element types, shapes and status values ------*- C++ -*-===//
+//
+// The vocabulary shared by generated runtimes, `kiln run` and applications: an
+// element type enum (ONNX's codes), a tensor descriptor, and Status, the error value
+// every runtime call returns (the runtime never throws or exits).
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_RUNTIME_TENSOR_H
+#define KILN_RUNTIME_TENSOR_H
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace kiln::rt {
+
+/// Element types, numbered as ONNX's TensorProto.DataType.
+enum class DType : int32_t {
+  F32 = 1, U8 = 2, I8 = 3, U16 = 4, I16 = 5, I32 = 6, I64 = 7, Bool = 9,
+  F16 = 10, F64 = 11, U32 = 12, U64 = 13, BF16 = 16,
+};
+
+/// Bytes per element; 0 for an unknown code.
+size_t dtypeSize(DType type);
+/// "f32", "i64", ...; "?" for an unknown code.
+const char *dtypeName(DType type);
+
+struct TensorDesc {
+  std::string name;
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+
+  /// Number of elements, or -1 when a dimension is negative or the count overflows.
+  int64_t numElements() const;
+  /// Size in bytes, or -1 as numElements.
+  int64_t numBytes() const;
+};
+
+/// Success, or an error with a message. Cheap to return; never thrown.
+class Status {
+public:
+  static Status ok() { return Status(); }
+  static Status error(std::string message) {
+    Status s;
+    s.failed = true;
+    s.text = std::move(message);
+    return s;
+  }
+  bool isOk() const { return !failed; }
+  explicit operator bool() const { return !failed; }
+  const std::string &message() const { return text; }
+
+private:
+  bool failed = false;
+  std::string text;
+};
+
+} // namespace kiln::rt
+
+#endif // KILN_RUNTIME_TENSOR_H

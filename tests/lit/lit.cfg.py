@@ -1,0 +1,20 @@
+# lit configuration for Kiln's compiler tests.
+#
+# Tests are .mlir files (run through kiln-opt) and .onnxtxt files (ONNX text syntax,
+# run through `kiln import`); error cases pipe `not kiln ...` into FileCheck.
+import os
+
+import lit.formats
+
+config.name = "Kiln"
+config.test_format = lit.formats.ShTest(execute_external=True)
+config.suffixes = [".mlir", ".onnxtxt", ".test"]
+config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.kiln_obj_root, "tests", "lit")
+
+path = os.pathsep.join([config.kiln_tools_dir, config.llvm_tools_dir,
+                        config.environment.get("PATH", os.environ.get("PATH", ""))])
+config.environment["PATH"] = path
+config.substitutions.append(("%python", config.python_executable))
+config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
