@@ -89,6 +89,23 @@ int64_t numElements(const TensorProto &tensor) {
   return n;
 }
 
+void nameNodes(GraphProto &graph,
+               const std::map<std::string, std::string> &nameByOutput) {
+  for (NodeProto &node : *graph.mutable_node()) {
+    if (node.output_size() > 0) {
+      auto it = nameByOutput.find(node.output(0));
+      if (it != nameByOutput.end())
+        node.set_name(it->second);
+    }
+    for (AttributeProto &attr : *node.mutable_attribute()) {
+      if (attr.has_g())
+        nameNodes(*attr.mutable_g(), nameByOutput);
+      for (GraphProto &g : *attr.mutable_graphs())
+        nameNodes(g, nameByOutput);
+    }
+  }
+}
+
 class Loader {
 public:
   Loader(std::string path, const LoadOptions &options)
@@ -144,7 +161,28 @@ bool Loader::parse(ModelProto &model) {
   fs::path p(path);
   std::string ext = p.extension().string();
   if (ext == ".onnxtxt" || ext == ".onnxtext" || ext == ".txt") {
-    Status status = OnnxParser::Parse(model, bytes.c_str());
+    // libonnx 1.12's parser predates the `[node_name] outputs = Op(...)` prefix of
+    // newer ONNX text syntax; strip it here and name the nodes after parsing, by
+    // their first output (outputs are unique).
+    std::map<std::string, std::string> nameByOutput;
+    static const std::regex namePrefix(
+        R"(\[([^\]\s]+)\]\s*([A-Za-z_][A-Za-z0-9_./:-]*))");
+    std::string text;
+    auto begin = bytes.cbegin();
+    for (std::sregex_iterator it(bytes.begin(), bytes.end(), namePrefix), end;
+         it != end; ++it) {
+      const std::smatch &m = *it;
+      // Only at the start of a line: `[` elsewhere is a shape.
+      size_t lineStart = bytes.rfind('\n', m.position(0));
+      lineStart = lineStart == std::string::npos ? 0 : lineStart + 1;
+      if (bytes.find_first_not_of(" \t", lineStart) != static_cast<size_t>(m.position(0)))
+        continue;
+      nameByOutput[m[2].str()] = m[1].str();
+      text.append(begin, bytes.cbegin() + m.position(0));
+      begin = bytes.cbegin() + m.position(2);
+    }
+    text.append(begin, bytes.cend());
+    Status status = OnnxParser::Parse(model, text.c_str());
     if (!status.IsOK()) {
       std::string msg = status.ErrorMessage();
       for (char &c : msg)
@@ -152,6 +190,7 @@ bool Loader::parse(ModelProto &model) {
           c = ' ';
       return fail("ONNX text syntax error: " + msg);
     }
+    nameNodes(*model.mutable_graph(), nameByOutput);
     return true;
   }
   google::protobuf::io::CodedInputStream stream(
@@ -372,6 +411,7 @@ std::string Loader::describeOnnxError(const std::string &what) {
   first = std::regex_replace(first, inferCtx, "");
   first = std::regex_replace(first, std::regex(R"(\[ShapeInferenceError\]\s*)"), "");
   first = std::regex_replace(first, std::regex(R"(\[TypeInferenceError\]\s*)"), "");
+  first = std::regex_replace(first, std::regex(R"(Shape inference error\(s\):[\s:]*)"), "");
   size_t begin = first.find_first_not_of(" :");
   first = begin == std::string::npos ? first : first.substr(begin);
   return node + first;

@@ -82,7 +82,7 @@ def Onnx_ArgMaxOp : Onnx_Op<"ArgMax", [Pure]> {
     TensorOf<[BF16, F64, F32, F16, I16, I32, I64, I8, UI16, UI32, UI64, UI8]>:$data,
     DefaultValuedAttr<I64Attr, "0">:$axis,
     DefaultValuedAttr<I64Attr, "1">:$keepdims,
-    DefaultValuedAttr<I64Attr, "0">:$select_last_index);
+    OptionalAttr<I64Attr>:$select_last_index);
   let results = (outs
     TensorOf<[I64]>:$reduced);
 }
@@ -96,7 +96,7 @@ def Onnx_ArgMinOp : Onnx_Op<"ArgMin", [Pure]> {
     TensorOf<[BF16, F64, F32, F16, I16, I32, I64, I8, UI16, UI32, UI64, UI8]>:$data,
     DefaultValuedAttr<I64Attr, "0">:$axis,
     DefaultValuedAttr<I64Attr, "1">:$keepdims,
-    DefaultValuedAttr<I64Attr, "0">:$select_last_index);
+    OptionalAttr<I64Attr>:$select_last_index);
   let results = (outs
     TensorOf<[I64]>:$reduced);
 }
@@ -153,8 +153,8 @@ def Onnx_AveragePoolOp : Onnx_Op<"AveragePool", [Pure]> {
   let arguments = (ins
     TensorOf<[BF16, F64, F32, F16]>:$X,
     DefaultValuedAttr<StrAttr, "\"NOTSET\"">:$auto_pad,
-    DefaultValuedAttr<I64Attr, "0">:$ceil_mode,
-    DefaultValuedAttr<I64Attr, "0">:$count_include_pad,
+    OptionalAttr<I64Attr>:$ceil_mode,
+    OptionalAttr<I64Attr>:$count_include_pad,
     OptionalAttr<I64ArrayAttr>:$dilations,
     I64ArrayAttr:$kernel_shape,
     OptionalAttr<I64ArrayAttr>:$pads,
@@ -179,7 +179,7 @@ def Onnx_BatchNormalizationOp : Onnx_Op<"BatchNormalization", [Pure]> {
     OptionalAttr<I64Attr>:$is_test,
     DefaultValuedAttr<F32Attr, "8.999999762e-01">:$momentum,
     OptionalAttr<I64Attr>:$spatial,
-    DefaultValuedAttr<I64Attr, "0">:$training_mode);
+    OptionalAttr<I64Attr>:$training_mode);
   let results = (outs
     TensorOf<[BF16, F64, F32, F16]>:$Y,
     AnyTypeOf<[TensorOf<[BF16, F64, F32, F16]>, NoneType]>:$running_mean,
@@ -279,7 +279,7 @@ def Onnx_CastOp : Onnx_Op<"Cast", [Pure]> {
   }];
   let arguments = (ins
     TensorOf<[BF16, I1, F64, F32, F16, I16, I32, I64, I8, UI16, UI32, UI64, UI8]>:$input,
-    DefaultValuedAttr<I64Attr, "1">:$saturate,
+    OptionalAttr<I64Attr>:$saturate,
     I64Attr:$to);
   let results = (outs
     TensorOf<[BF16, I1, F64, F32, F16, I16, I32, I64, I8, UI16, UI32, UI64, UI8]>:$output);
@@ -294,7 +294,7 @@ def Onnx_CastLikeOp : Onnx_Op<"CastLike", [Pure]> {
   let arguments = (ins
     TensorOf<[BF16, I1, F64, F32, F16, I16, I32, I64, I8, UI16, UI32, UI64, UI8]>:$input,
     TensorOf<[BF16, I1, F64, F32, F16, I16, I32, I64, I8, UI16, UI32, UI64, UI8]>:$target_type,
-    DefaultValuedAttr<I64Attr, "1">:$saturate);
+    OptionalAttr<I64Attr>:$saturate);
   let results = (outs
     TensorOf<[BF16, I1, F64, F32, F16, I16, I32, I64, I8, UI16, UI32, UI64, UI8]>:$output);
 }
@@ -344,8 +344,8 @@ def Onnx_ClipV6Op : Onnx_Op<"ClipV6", [Pure]> {
   let arguments = (ins
     TensorOf<[F64, F32, F16]>:$input,
     OptionalAttr<I64ArrayAttr>:$consumed_inputs,
-    DefaultValuedAttr<F32Attr, "3.402823466e+38">:$max,
-    DefaultValuedAttr<F32Attr, "-3.402823466e+38">:$min);
+    OptionalAttr<F32Attr>:$max,
+    OptionalAttr<F32Attr>:$min);
   let results = (outs
     TensorOf<[F64, F32, F16]>:$output);
 }
@@ -539,7 +539,7 @@ def Onnx_DepthToSpaceOp : Onnx_Op<"DepthToSpace", [Pure]> {
   let arguments = (ins
     TensorOf<[BF16, I1, F64, F32, F16, I16, I32, I64, I8, UI16, UI32, UI64, UI8]>:$input,
     I64Attr:$blocksize,
-    DefaultValuedAttr<StrAttr, "\"DCR\"">:$mode);
+    OptionalAttr<StrAttr>:$mode);
   let results = (outs
     TensorOf<[BF16, I1, F64, F32, F16, I16, I32, I64, I8, UI16, UI32, UI64, UI8]>:$output);
 }
@@ -553,8 +553,8 @@ def Onnx_DequantizeLinearOp : Onnx_Op<"DequantizeLinear", [Pure]> {
     TensorOf<[I32, I8, UI8]>:$x,
     TensorOf<[BF16, F64, F32, F16]>:$x_scale,
     AnyTypeOf<[TensorOf<[I32, I8, UI8]>, NoneType]>:$x_zero_point,
-    DefaultValuedAttr<I64Attr, "1">:$axis,
-    DefaultValuedAttr<I64Attr, "0">:$block_size);
+    OptionalAttr<I64Attr>:$axis,
+    OptionalAttr<I64Attr>:$block_size);
   let results = (outs
     TensorOf<[BF16, F64, F32, F16]>:$y);
 }
@@ -755,10 +755,10 @@ def Onnx_GRUOp : Onnx_Op<"GRU", [Pure]> {
     OptionalAttr<F32ArrayAttr>:$activation_beta,
     OptionalAttr<StrArrayAttr>:$activations,
     OptionalAttr<F32Attr>:$clip,
-    DefaultValuedAttr<StrAttr, "\"forward\"">:$direction,
+    OptionalAttr<StrAttr>:$direction,
     OptionalAttr<I64Attr>:$hidden_size,
-    DefaultValuedAttr<I64Attr, "0">:$layout,
-    DefaultValuedAttr<I64Attr, "0">:$linear_before_reset,
+    OptionalAttr<I64Attr>:$layout,
+    OptionalAttr<I64Attr>:$linear_before_reset,
     OptionalAttr<I64Attr>:$output_sequence);
   let results = (outs
     AnyTypeOf<[TensorOf<[F64, F32, F16]>, NoneType]>:$Y,
@@ -800,7 +800,7 @@ def Onnx_GatherNDOp : Onnx_Op<"GatherND", [Pure]> {
   let arguments = (ins
     TensorOf<[BF16, I1, F64, F32, F16, I16, I32, I64, I8, UI16, UI32, UI64, UI8]>:$data,
     TensorOf<[I64]>:$indices,
-    DefaultValuedAttr<I64Attr, "0">:$batch_dims);
+    OptionalAttr<I64Attr>:$batch_dims);
   let results = (outs
     TensorOf<[BF16, I1, F64, F32, F16, I16, I32, I64, I8, UI16, UI32, UI64, UI8]>:$output);
 }
@@ -854,7 +854,7 @@ def Onnx_GlobalLpPoolOp : Onnx_Op<"GlobalLpPool", [Pure]> {
   }];
   let arguments = (ins
     TensorOf<[F64, F32, F16]>:$X,
-    DefaultValuedAttr<I64Attr, "2">:$p);
+    OptionalAttr<I64Attr>:$p);
   let results = (outs
     TensorOf<[F64, F32, F16]>:$Y);
 }
@@ -922,7 +922,7 @@ def Onnx_GroupNormalizationOp : Onnx_Op<"GroupNormalization", [Pure]> {
     TensorOf<[BF16, F64, F32, F16]>:$bias,
     DefaultValuedAttr<F32Attr, "9.999999747e-06">:$epsilon,
     I64Attr:$num_groups,
-    DefaultValuedAttr<I64Attr, "1">:$stash_type);
+    OptionalAttr<I64Attr>:$stash_type);
   let results = (outs
     TensorOf<[BF16, F64, F32, F16]>:$Y);
 }
@@ -985,7 +985,7 @@ def Onnx_HardmaxOp : Onnx_Op<"Hardmax", [Pure]> {
   }];
   let arguments = (ins
     TensorOf<[BF16, F64, F32, F16]>:$input,
-    DefaultValuedAttr<I64Attr, "-1">:$axis);
+    OptionalAttr<I64Attr>:$axis);
   let results = (outs
     TensorOf<[BF16, F64, F32, F16]>:$output);
 }
@@ -1088,7 +1088,7 @@ def Onnx_LSTMOp : Onnx_Op<"LSTM", [Pure]> {
     DefaultValuedAttr<StrAttr, "\"forward\"">:$direction,
     OptionalAttr<I64Attr>:$hidden_size,
     DefaultValuedAttr<I64Attr, "0">:$input_forget,
-    DefaultValuedAttr<I64Attr, "0">:$layout,
+    OptionalAttr<I64Attr>:$layout,
     OptionalAttr<I64Attr>:$output_sequence);
   let results = (outs
     AnyTypeOf<[TensorOf<[F64, F32, F16]>, NoneType]>:$Y,
@@ -1172,7 +1172,7 @@ def Onnx_LogSoftmaxOp : Onnx_Op<"LogSoftmax", [Pure]> {
   }];
   let arguments = (ins
     TensorOf<[BF16, F64, F32, F16]>:$input,
-    DefaultValuedAttr<I64Attr, "-1">:$axis);
+    OptionalAttr<I64Attr>:$axis);
   let results = (outs
     TensorOf<[BF16, F64, F32, F16]>:$output);
 }
@@ -1212,10 +1212,10 @@ def Onnx_LpPoolOp : Onnx_Op<"LpPool", [Pure]> {
   let arguments = (ins
     TensorOf<[BF16, F64, F32, F16]>:$X,
     DefaultValuedAttr<StrAttr, "\"NOTSET\"">:$auto_pad,
-    DefaultValuedAttr<I64Attr, "0">:$ceil_mode,
+    OptionalAttr<I64Attr>:$ceil_mode,
     OptionalAttr<I64ArrayAttr>:$dilations,
     OptionalAttr<I64ArrayAttr>:$kernel_shape,
-    DefaultValuedAttr<I64Attr, "2">:$p,
+    OptionalAttr<I64Attr>:$p,
     OptionalAttr<I64ArrayAttr>:$pads,
     OptionalAttr<I64ArrayAttr>:$strides);
   let results = (outs
@@ -1268,11 +1268,11 @@ def Onnx_MaxPoolOp : Onnx_Op<"MaxPool", [Pure]> {
   let arguments = (ins
     TensorOf<[F64, F32, F16, I8, UI8]>:$X,
     DefaultValuedAttr<StrAttr, "\"NOTSET\"">:$auto_pad,
-    DefaultValuedAttr<I64Attr, "0">:$ceil_mode,
+    OptionalAttr<I64Attr>:$ceil_mode,
     OptionalAttr<I64ArrayAttr>:$dilations,
     I64ArrayAttr:$kernel_shape,
     OptionalAttr<I64ArrayAttr>:$pads,
-    DefaultValuedAttr<I64Attr, "0">:$storage_order,
+    OptionalAttr<I64Attr>:$storage_order,
     OptionalAttr<I64ArrayAttr>:$strides);
   let results = (outs
     TensorOf<[F64, F32, F16, I8, UI8]>:$Y,
@@ -1650,10 +1650,10 @@ def Onnx_QuantizeLinearOp : Onnx_Op<"QuantizeLinear", [Pure]> {
     TensorOf<[BF16, F64, F32, F16, I32]>:$x,
     TensorOf<[BF16, F64, F32, F16, I32]>:$y_scale,
     AnyTypeOf<[TensorOf<[I32, I8, UI8]>, NoneType]>:$y_zero_point,
-    DefaultValuedAttr<I64Attr, "1">:$axis,
-    DefaultValuedAttr<I64Attr, "0">:$block_size,
-    DefaultValuedAttr<I64Attr, "0">:$output_dtype,
-    DefaultValuedAttr<I64Attr, "1">:$saturate);
+    OptionalAttr<I64Attr>:$axis,
+    OptionalAttr<I64Attr>:$block_size,
+    OptionalAttr<I64Attr>:$output_dtype,
+    OptionalAttr<I64Attr>:$saturate);
   let results = (outs
     TensorOf<[I32, I8, UI8]>:$y);
 }
@@ -1676,7 +1676,7 @@ def Onnx_RNNOp : Onnx_Op<"RNN", [Pure]> {
     OptionalAttr<F32Attr>:$clip,
     DefaultValuedAttr<StrAttr, "\"forward\"">:$direction,
     OptionalAttr<I64Attr>:$hidden_size,
-    DefaultValuedAttr<I64Attr, "0">:$layout,
+    OptionalAttr<I64Attr>:$layout,
     OptionalAttr<I64Attr>:$output_sequence);
   let results = (outs
     AnyTypeOf<[TensorOf<[F64, F32, F16]>, NoneType]>:$Y,
@@ -2058,7 +2058,7 @@ def Onnx_ReshapeOp : Onnx_Op<"Reshape", [Pure]> {
   let arguments = (ins
     TensorOf<[BF16, I1, F64, F32, F16, I16, I32, I64, I8, UI16, UI32, UI64, UI8]>:$data,
     TensorOf<[I64]>:$shape,
-    DefaultValuedAttr<I64Attr, "0">:$allowzero);
+    OptionalAttr<I64Attr>:$allowzero);
   let results = (outs
     TensorOf<[BF16, I1, F64, F32, F16, I16, I32, I64, I8, UI16, UI32, UI64, UI8]>:$reshaped);
   let hasVerifier = 1;
@@ -2087,13 +2087,13 @@ def Onnx_ResizeOp : Onnx_Op<"Resize", [Pure]> {
     AnyTypeOf<[TensorOf<[F64, F32, F16]>, NoneType]>:$roi,
     AnyTypeOf<[TensorOf<[F32]>, NoneType]>:$scales,
     AnyTypeOf<[TensorOf<[I64]>, NoneType]>:$sizes,
-    DefaultValuedAttr<I64Attr, "0">:$antialias,
+    OptionalAttr<I64Attr>:$antialias,
     OptionalAttr<I64ArrayAttr>:$axes,
     DefaultValuedAttr<StrAttr, "\"half_pixel\"">:$coordinate_transformation_mode,
     DefaultValuedAttr<F32Attr, "-7.500000000e-01">:$cubic_coeff_a,
     DefaultValuedAttr<I64Attr, "0">:$exclude_outside,
     DefaultValuedAttr<F32Attr, "0.000000000e+00">:$extrapolation_value,
-    DefaultValuedAttr<StrAttr, "\"stretch\"">:$keep_aspect_ratio_policy,
+    OptionalAttr<StrAttr>:$keep_aspect_ratio_policy,
     DefaultValuedAttr<StrAttr, "\"nearest\"">:$mode,
     DefaultValuedAttr<StrAttr, "\"round_prefer_floor\"">:$nearest_mode);
   let results = (outs
@@ -2136,7 +2136,7 @@ def Onnx_RoiAlignOp : Onnx_Op<"RoiAlign", [Pure]> {
     TensorOf<[F64, F32, F16]>:$X,
     TensorOf<[F64, F32, F16]>:$rois,
     TensorOf<[I64]>:$batch_indices,
-    DefaultValuedAttr<StrAttr, "\"half_pixel\"">:$coordinate_transformation_mode,
+    OptionalAttr<StrAttr>:$coordinate_transformation_mode,
     DefaultValuedAttr<StrAttr, "\"avg\"">:$mode,
     DefaultValuedAttr<I64Attr, "1">:$output_height,
     DefaultValuedAttr<I64Attr, "1">:$output_width,
@@ -2228,7 +2228,7 @@ def Onnx_ScatterElementsOp : Onnx_Op<"ScatterElements", [Pure]> {
     TensorOf<[I32, I64]>:$indices,
     TensorOf<[BF16, I1, F64, F32, F16, I16, I32, I64, I8, UI16, UI32, UI64, UI8]>:$updates,
     DefaultValuedAttr<I64Attr, "0">:$axis,
-    DefaultValuedAttr<StrAttr, "\"none\"">:$reduction);
+    OptionalAttr<StrAttr>:$reduction);
   let results = (outs
     TensorOf<[BF16, I1, F64, F32, F16, I16, I32, I64, I8, UI16, UI32, UI64, UI8]>:$output);
 }
@@ -2242,7 +2242,7 @@ def Onnx_ScatterNDOp : Onnx_Op<"ScatterND", [Pure]> {
     TensorOf<[BF16, I1, F64, F32, F16, I16, I32, I64, I8, UI16, UI32, UI64, UI8]>:$data,
     TensorOf<[I64]>:$indices,
     TensorOf<[BF16, I1, F64, F32, F16, I16, I32, I64, I8, UI16, UI32, UI64, UI8]>:$updates,
-    DefaultValuedAttr<StrAttr, "\"none\"">:$reduction);
+    OptionalAttr<StrAttr>:$reduction);
   let results = (outs
     TensorOf<[BF16, I1, F64, F32, F16, I16, I32, I64, I8, UI16, UI32, UI64, UI8]>:$output);
 }
@@ -2254,9 +2254,9 @@ def Onnx_SeluOp : Onnx_Op<"Selu", [Pure]> {
   }];
   let arguments = (ins
     TensorOf<[F64, F32, F16]>:$X,
-    DefaultValuedAttr<F32Attr, "1.673263192e+00">:$alpha,
+    OptionalAttr<F32Attr>:$alpha,
     OptionalAttr<I64ArrayAttr>:$consumed_inputs,
-    DefaultValuedAttr<F32Attr, "1.050701022e+00">:$gamma);
+    OptionalAttr<F32Attr>:$gamma);
   let results = (outs
     TensorOf<[F64, F32, F16]>:$Y);
 }
@@ -2352,7 +2352,7 @@ def Onnx_ShapeOp : Onnx_Op<"Shape", [Pure]> {
   let arguments = (ins
     TensorOf<[BF16, I1, F64, F32, F16, I16, I32, I64, I8, UI16, UI32, UI64, UI8]>:$data,
     OptionalAttr<I64Attr>:$end,
-    DefaultValuedAttr<I64Attr, "0">:$start);
+    OptionalAttr<I64Attr>:$start);
   let results = (outs
     TensorOf<[I64]>:$shape);
 }
@@ -2462,7 +2462,7 @@ def Onnx_SoftmaxOp : Onnx_Op<"Softmax", [Pure]> {
   }];
   let arguments = (ins
     TensorOf<[BF16, F64, F32, F16]>:$input,
-    DefaultValuedAttr<I64Attr, "-1">:$axis);
+    OptionalAttr<I64Attr>:$axis);
   let results = (outs
     TensorOf<[BF16, F64, F32, F16]>:$output);
   let hasVerifier = 1;
@@ -2726,8 +2726,8 @@ def Onnx_TopKOp : Onnx_Op<"TopK", [Pure]> {
     TensorOf<[F64, F32, F16, I16, I32, I64, I8, UI16, UI32, UI64, UI8]>:$X,
     TensorOf<[I64]>:$K,
     DefaultValuedAttr<I64Attr, "-1">:$axis,
-    DefaultValuedAttr<I64Attr, "1">:$largest,
-    DefaultValuedAttr<I64Attr, "1">:$sorted);
+    OptionalAttr<I64Attr>:$largest,
+    OptionalAttr<I64Attr>:$sorted);
   let results = (outs
     TensorOf<[F64, F32, F16, I16, I32, I64, I8, UI16, UI32, UI64, UI8]>:$Values,
     TensorOf<[I64]>:$Indices);

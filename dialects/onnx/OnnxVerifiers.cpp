@@ -146,7 +146,7 @@ LogicalResult GemmOp::verify() {
 }
 
 LogicalResult ReshapeOp::verify() {
-  if (getAllowzero() != 0 && getAllowzero() != 1)
+  if (std::optional<uint64_t> allowZero = getAllowzero(); allowZero && *allowZero > 1)
     return emitOpError() << "allowzero must be 0 or 1";
   auto in = dyn_cast<RankedTensorType>(getData().getType());
   auto out = dyn_cast<RankedTensorType>(getReshaped().getType());
@@ -158,7 +158,11 @@ LogicalResult ReshapeOp::verify() {
 }
 
 LogicalResult SoftmaxOp::verify() {
-  return checkAxis(*this, static_cast<int64_t>(getAxis()), rankOf(getInput()));
+  // The default axis changed between versions (1, then -1); the importer always
+  // records it, so only a present axis is checked.
+  if (std::optional<uint64_t> axis = getAxis())
+    return checkAxis(*this, static_cast<int64_t>(*axis), rankOf(getInput()));
+  return success();
 }
 
 LogicalResult GatherOp::verify() {

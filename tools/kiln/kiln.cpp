@@ -96,7 +96,7 @@ int runImport(const CommonOptions &common, const std::string &output,
   if (!printWeights)
     flags.elideLargeResourceString(64);
   if (printLocations)
-    flags.enableDebugInfo(/*enable=*/true, /*prettyForm=*/false);
+    flags.enableDebugInfo(/*enable=*/true, /*prettyForm=*/false).useLocalScope();
   module->print(os, flags);
   os << "\n";
   if (timing) {

@@ -364,13 +364,20 @@ int main(int argc, char **argv) {
             info.required = attr.required && v == 0;
             info.defaultValue = v == 0 ? defaultFor(attr) : "";
             attrs.emplace(attrName, info);
-          } else if (!attr.required) {
-            found->second.required = false;
+          } else {
+            if (!attr.required)
+              found->second.required = false;
+            // A default is declared only where every version agrees on it: the
+            // dialect must not invent an attribute an older version lacks.
+            if (defaultFor(attr) != found->second.defaultValue)
+              found->second.defaultValue.clear();
           }
         }
         for (auto &[attrName, info] : attrs)
-          if (!seen.count(attrName))
+          if (!seen.count(attrName)) {
             info.required = false;
+            info.defaultValue.clear();
+          }
       }
       bool clash = false;
       for (const auto &in : inputNames(head))

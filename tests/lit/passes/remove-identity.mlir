@@ -1,0 +1,44 @@
+// RUN: kiln-opt %s -split-input-file --kiln-remove-identity | FileCheck %s
+
+// CHECK-LABEL: func.func @identity_chain
+// CHECK-SAME: (%[[X:.*]]: tensor<4xf32>)
+// CHECK-NOT: onnx.Identity
+// CHECK: %[[R:.*]] = "onnx.Relu"(%[[X]])
+// CHECK: return %[[R]]
+func.func @identity_chain(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = "onnx.Identity"(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  %1 = "onnx.Identity"(%0) : (tensor<4xf32>) -> tensor<4xf32>
+  %2 = "onnx.Relu"(%1) : (tensor<4xf32>) -> tensor<4xf32>
+  return %2 : tensor<4xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @dropout_inference
+// CHECK-NOT: onnx.Dropout
+// CHECK: return %arg0
+func.func @dropout_inference(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %none = onnx.NoValue
+  %false = "onnx.Constant"() {value = dense<false> : tensor<i1>} : () -> tensor<i1>
+  %0, %mask = "onnx.Dropout"(%x, %none, %false) : (tensor<4xf32>, none, tensor<i1>) -> (tensor<4xf32>, none)
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+// Training mode on, or the mask used: Dropout stays.
+// CHECK-LABEL: func.func @dropout_training
+// CHECK: "onnx.Dropout"
+// CHECK-LABEL: func.func @dropout_mask_used
+// CHECK: "onnx.Dropout"
+func.func @dropout_training(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %none = onnx.NoValue
+  %true = "onnx.Constant"() {value = dense<true> : tensor<i1>} : () -> tensor<i1>
+  %0, %mask = "onnx.Dropout"(%x, %none, %true) : (tensor<4xf32>, none, tensor<i1>) -> (tensor<4xf32>, tensor<4xi1>)
+  return %0 : tensor<4xf32>
+}
+func.func @dropout_mask_used(%x: tensor<4xf32>) -> tensor<4xi1> {
+  %none = onnx.NoValue
+  %0, %mask = "onnx.Dropout"(%x, %none, %none) : (tensor<4xf32>, none, none) -> (tensor<4xf32>, tensor<4xi1>)
+  return %mask : tensor<4xi1>
+}
