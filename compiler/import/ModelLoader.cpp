@@ -150,11 +150,13 @@ bool Loader::parse(ModelProto &model) {
     return fail("no such file");
   if (fs::is_directory(path, ec))
     return fail("is a directory, not an ONNX model");
-  std::ifstream in(path, std::ios::binary);
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in)
     return fail("cannot open the file for reading");
-  std::string bytes((std::istreambuf_iterator<char>(in)),
-                    std::istreambuf_iterator<char>());
+  std::string bytes(static_cast<size_t>(in.tellg()), '\0');
+  in.seekg(0);
+  if (!in.read(bytes.data(), static_cast<std::streamsize>(bytes.size())))
+    return fail("cannot read the file");
   if (bytes.empty())
     return fail("the file is empty");
 

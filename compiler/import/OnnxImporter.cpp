@@ -255,7 +255,6 @@ FailureOr<ElementsAttr> Importer::tensorAttr(const ::onnx::TensorProto &tensor,
                   std::to_string(tensor.raw_data().size()) + " bytes, " +
                   std::to_string(expected) + " expected"),
              failure();
-    bytes.assign(tensor.raw_data().begin(), tensor.raw_data().end());
   } else {
     bytes.resize(expected);
     auto copyFrom = [&](const auto &field, auto convert) -> LogicalResult {
@@ -295,10 +294,15 @@ FailureOr<ElementsAttr> Importer::tensorAttr(const ::onnx::TensorProto &tensor,
       return failure();
   }
 
+  // Raw data is used in place: no intermediate copy of large weights.
+  ArrayRef<char> data = tensor.has_raw_data()
+                            ? ArrayRef<char>(tensor.raw_data().data(),
+                                             tensor.raw_data().size())
+                            : ArrayRef<char>(bytes);
   if (elem->isInteger(1)) {
-    SmallVector<bool> values(bytes.size());
-    for (size_t i = 0; i < bytes.size(); ++i)
-      values[i] = bytes[i] != 0;
+    SmallVector<bool> values(data.size());
+    for (size_t i = 0; i < data.size(); ++i)
+      values[i] = data[i] != 0;
     return ElementsAttr(DenseElementsAttr::get(type, values));
   }
   if (static_cast<int64_t>(expected) > options.resourceThresholdBytes) {
@@ -306,13 +310,13 @@ FailureOr<ElementsAttr> Importer::tensorAttr(const ::onnx::TensorProto &tensor,
                                ? "onnx_constant_" + std::to_string(resourceCounter++)
                                : tensor.name();
     AsmResourceBlob blob = HeapAsmResourceBlob::allocateAndCopyWithAlign(
-        ArrayRef<char>(bytes.data(), bytes.size()), alignof(std::max_align_t));
+        data, alignof(std::max_align_t));
     return ElementsAttr(DenseResourceElementsAttr::get(type, blobName, std::move(blob)));
   }
   bool splat = false;
-  if (!DenseElementsAttr::isValidRawBuffer(type, bytes, splat))
+  if (!DenseElementsAttr::isValidRawBuffer(type, data, splat))
     return fail(what + ": malformed tensor data"), failure();
-  return ElementsAttr(DenseElementsAttr::getFromRawBuffer(type, bytes));
+  return ElementsAttr(DenseElementsAttr::getFromRawBuffer(type, data));
 }
 
 FailureOr<Attribute> Importer::attribute(const ::onnx::AttributeProto &attr,

@@ -11,6 +11,11 @@
 #include "compiler/import/OnnxSchemas.h"
 
 #include "mlir/IR/AsmState.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinDialect.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/DenseSet.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/OperationSupport.h"
 #include "llvm/Support/FileSystem.h"
@@ -64,6 +69,43 @@ void addCommonOptions(CLI::App *cmd, CommonOptions &common) {
       ->type_name("NAME=DIMS");
 }
 
+/// Prints `module` with the bytes of its dense resources left out. MLIR 19's
+/// elideLargeResourceString still renders every blob as hex before dropping it,
+/// which costs seconds on large models; instead the blobs are swapped out for the
+/// duration of the print and the (then empty) resource section is cut.
+void printWithoutWeights(mlir::ModuleOp module, const mlir::OpPrintingFlags &flags,
+                         llvm::raw_ostream &os) {
+  std::vector<std::pair<mlir::AsmResourceBlob *, mlir::AsmResourceBlob>> saved;
+  uint64_t bytes = 0;
+  llvm::DenseSet<mlir::AsmResourceBlob *> seen;
+  module.walk([&](mlir::Operation *op) {
+    for (mlir::NamedAttribute attr : op->getAttrs()) {
+      auto resource = llvm::dyn_cast<mlir::DenseResourceElementsAttr>(attr.getValue());
+      if (!resource)
+        continue;
+      mlir::AsmResourceBlob *blob = resource.getRawHandle().getBlob();
+      if (!blob || !seen.insert(blob).second)
+        continue;
+      bytes += blob->getData().size();
+      saved.emplace_back(blob, std::move(*blob));
+      *blob = mlir::AsmResourceBlob();
+    }
+  });
+  std::string text;
+  llvm::raw_string_ostream textOs(text);
+  module->print(textOs, flags);
+  for (auto &[blob, original] : saved)
+    *blob = std::move(original);
+  size_t resources = text.find("\n{-#\n");
+  if (resources != std::string::npos)
+    text.resize(resources);
+  os << text << "\n";
+  if (!saved.empty())
+    os << "// " << saved.size() << " weight tensors ("
+       << llvm::format("%.2f", bytes / 1048576.0)
+       << " MiB) elided; --print-weights prints them\n";
+}
+
 int runImport(const CommonOptions &common, const std::string &output,
               bool printWeights, bool printLocations, bool timing) {
   auto start = std::chrono::steady_clock::now();
@@ -93,12 +135,14 @@ int runImport(const CommonOptions &common, const std::string &output,
   }
   llvm::raw_ostream &os = file ? *file : llvm::outs();
   mlir::OpPrintingFlags flags;
-  if (!printWeights)
-    flags.elideLargeResourceString(64);
   if (printLocations)
     flags.enableDebugInfo(/*enable=*/true, /*prettyForm=*/false).useLocalScope();
-  module->print(os, flags);
-  os << "\n";
+  if (printWeights) {
+    module->print(os, flags);
+    os << "\n";
+  } else {
+    printWithoutWeights(*module, flags, os);
+  }
   if (timing) {
     using ms = std::chrono::duration<double, std::milli>;
     llvm::errs() << "kiln: load+check+infer " << llvm::format("%.1f", ms(loaded - start).count())
