@@ -18,7 +18,7 @@ SUITES = ["node", "simple", "pytorch-converted", "pytorch-operator"]
 def run_one(kiln, model, timeout):
     try:
         p = subprocess.run([kiln, "import", model, "-o", os.devnull],
-                           capture_output=True, text=True, timeout=timeout)
+                           capture_output=True, text=True, errors="replace", timeout=timeout)
     except subprocess.TimeoutExpired:
         return "hang", ""
     err = p.stderr.strip()

@@ -32,8 +32,20 @@
 
 namespace {
 
+/// Prints one error line. Names taken from a (possibly corrupt) model may hold
+/// control or non-ASCII bytes; they are escaped so the line stays one line.
 int reportError(const std::string &message) {
-  llvm::errs() << "kiln: error: " << message << "\n";
+  std::string clean;
+  for (unsigned char c : message) {
+    if (c >= 0x20 && c < 0x7f) {
+      clean += static_cast<char>(c);
+    } else {
+      char buf[5];
+      snprintf(buf, sizeof buf, "\\x%02x", c);
+      clean += buf;
+    }
+  }
+  llvm::errs() << "kiln: error: " << clean << "\n";
   return 1;
 }
 
