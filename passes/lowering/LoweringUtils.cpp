@@ -1,0 +1,151 @@
+//===- LoweringUtils.cpp - Helpers for onnx -> linalg lowering ------------===//
+#include "passes/lowering/LoweringUtils.h"
+
+#include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
+#include "mlir/IR/BuiltinDialect.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+
+using namespace mlir;
+
+namespace kiln {
+
+OnnxTypeConverter::OnnxTypeConverter() {
+  addConversion([](Type t) { return t; });
+  addConversion([](RankedTensorType t) -> Type {
+    auto i = dyn_cast<IntegerType>(t.getElementType());
+    if (!i || i.isSignless())
+      return t;
+    return t.clone(IntegerType::get(t.getContext(), i.getWidth()));
+  });
+}
+
+ElemKind elemKind(Type onnxType) {
+  Type e = getElementTypeOrSelf(onnxType);
+  if (isa<FloatType>(e))
+    return ElemKind::Float;
+  if (e.isInteger(1))
+    return ElemKind::Bool;
+  if (e.isUnsignedInteger())
+    return ElemKind::Unsigned;
+  return ElemKind::Signed;
+}
+
+Value emptyTensor(OpBuilder &b, Location loc, RankedTensorType type) {
+  return b.create<tensor::EmptyOp>(loc, type.getShape(), type.getElementType());
+}
+
+Value scalarConstant(OpBuilder &b, Location loc, Type type, double value) {
+  if (auto f = dyn_cast<FloatType>(type))
+    return b.create<arith::ConstantOp>(loc, b.getFloatAttr(f, value));
+  return b.create<arith::ConstantOp>(
+      loc, b.getIntegerAttr(type, static_cast<int64_t>(value)));
+}
+
+Value buildElementwise(OpBuilder &b, Location loc, RankedTensorType resultType,
+                       ValueRange inputs, ScalarBody body) {
+  int64_t rank = resultType.getRank();
+  MLIRContext *ctx = b.getContext();
+  SmallVector<AffineMap> maps;
+  for (Value in : inputs) {
+    auto t = cast<RankedTensorType>(in.getType());
+    SmallVector<AffineExpr> exprs;
+    int64_t offset = rank - t.getRank();
+    for (int64_t d = 0; d < t.getRank(); ++d) {
+      if (t.getDimSize(d) == 1 && resultType.getDimSize(d + offset) != 1)
+        exprs.push_back(getAffineConstantExpr(0, ctx));
+      else
+        exprs.push_back(getAffineDimExpr(d + offset, ctx));
+    }
+    maps.push_back(AffineMap::get(rank, 0, exprs, ctx));
+  }
+  maps.push_back(AffineMap::getMultiDimIdentityMap(rank, ctx));
+  SmallVector<utils::IteratorType> iterators(rank, utils::IteratorType::parallel);
+  auto generic = b.create<linalg::GenericOp>(
+      loc, TypeRange{resultType}, inputs, ValueRange{emptyTensor(b, loc, resultType)},
+      maps, iterators, [&](OpBuilder &nb, Location nl, ValueRange args) {
+        Value r = body(nb, nl, args.drop_back());
+        nb.create<linalg::YieldOp>(nl, r);
+      });
+  return generic.getResult(0);
+}
+
+Value reshapeTo(OpBuilder &b, Location loc, Value value, RankedTensorType type) {
+  auto src = cast<RankedTensorType>(value.getType());
+  if (src == type)
+    return value;
+  // Collapse everything to 1-D (or rank 0), then expand to the target.
+  auto flatType = RankedTensorType::get({src.getNumElements()}, src.getElementType());
+  Value flat = value;
+  if (src.getRank() != 1) {
+    SmallVector<ReassociationIndices> all;
+    if (src.getRank() > 0) {
+      all.emplace_back();
+      for (int64_t i = 0; i < src.getRank(); ++i)
+        all.back().push_back(i);
+    }
+    flat = b.create<tensor::CollapseShapeOp>(loc, flatType, value, all);
+  }
+  if (type.getRank() == 1)
+    return flat;
+  SmallVector<ReassociationIndices> all;
+  if (type.getRank() > 0) {
+    all.emplace_back();
+    for (int64_t i = 0; i < type.getRank(); ++i)
+      all.back().push_back(i);
+  }
+  if (type.getRank() == 0)
+    return b.create<tensor::CollapseShapeOp>(loc, type, flat, all);
+  return b.create<tensor::ExpandShapeOp>(loc, type, flat, all);
+}
+
+bool getConstantInts(Value value, SmallVectorImpl<int64_t> &out) {
+  Attribute attr;
+  if (auto c = value.getDefiningOp<onnx::ConstantOp>()) {
+    if (c.getValue())
+      attr = *c.getValue();
+    else if (c.getValueInts())
+      attr = *c.getValueInts();
+    else if (c.getValueInt())
+      attr = c.getValueIntAttr();
+  } else if (auto c = value.getDefiningOp<arith::ConstantOp>()) {
+    attr = c.getValue();
+  }
+  out.clear();
+  if (auto dense = dyn_cast_or_null<DenseIntElementsAttr>(attr)) {
+    for (const APInt &v : dense.getValues<APInt>())
+      out.push_back(v.getSExtValue());
+    return true;
+  }
+  if (auto resource = dyn_cast_or_null<DenseResourceElementsAttr>(attr)) {
+    auto type = resource.getType();
+    if (!type.getElementType().isInteger(64))
+      return false;
+    AsmResourceBlob *blob = resource.getRawHandle().getBlob();
+    if (!blob)
+      return false;
+    ArrayRef<char> data = blob->getData();
+    const int64_t *p = reinterpret_cast<const int64_t *>(data.data());
+    out.assign(p, p + data.size() / sizeof(int64_t));
+    return true;
+  }
+  if (auto array = dyn_cast_or_null<ArrayAttr>(attr)) {
+    for (Attribute a : array)
+      out.push_back(cast<IntegerAttr>(a).getInt());
+    return true;
+  }
+  if (auto i = dyn_cast_or_null<IntegerAttr>(attr)) {
+    out.push_back(i.getInt());
+    return true;
+  }
+  return false;
+}
+
+bool normalizeAxis(int64_t &axis, int64_t rank) {
+  if (axis < -rank || axis >= rank)
+    return false;
+  if (axis < 0)
+    axis += rank;
+  return true;
+}
+
+} // namespace kiln

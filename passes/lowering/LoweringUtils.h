@@ -1,0 +1,72 @@
+//===- LoweringUtils.h - Helpers for onnx -> linalg lowering ---*- C++ -*-===//
+//
+// Shared by the per-family lowering files: the type converter (ONNX's unsigned
+// integers become signless; the ops remember signedness), broadcasting
+// elementwise generics, scalar constants, and the populate functions each family
+// exports.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_PASSES_LOWERING_LOWERINGUTILS_H
+#define KILN_PASSES_LOWERING_LOWERINGUTILS_H
+
+#include "dialects/onnx/OnnxDialect.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Transforms/DialectConversion.h"
+
+namespace kiln {
+
+/// Converts ONNX tensor types to the ones the tensor phase uses: unsigned integer
+/// elements become signless of the same width.
+class OnnxTypeConverter : public mlir::TypeConverter {
+public:
+  OnnxTypeConverter();
+};
+
+/// Element kinds that decide which arith op implements an ONNX op.
+enum class ElemKind { Float, Signed, Unsigned, Bool };
+ElemKind elemKind(mlir::Type onnxType);
+
+/// A zero-filled-free destination for a result of `type`.
+mlir::Value emptyTensor(mlir::OpBuilder &b, mlir::Location loc,
+                        mlir::RankedTensorType type);
+
+/// A scalar constant of element type `type` (float or integer) with `value`.
+mlir::Value scalarConstant(mlir::OpBuilder &b, mlir::Location loc,
+                           mlir::Type type, double value);
+
+/// Builds a linalg.generic computing `resultType` elementwise from `inputs` with
+/// NumPy broadcasting (each input's dims align to the right; size-1 dims repeat).
+/// `body` receives one scalar per input and returns the result scalar.
+using ScalarBody = llvm::function_ref<mlir::Value(
+    mlir::OpBuilder &, mlir::Location, mlir::ValueRange)>;
+mlir::Value buildElementwise(mlir::OpBuilder &b, mlir::Location loc,
+                             mlir::RankedTensorType resultType,
+                             mlir::ValueRange inputs, ScalarBody body);
+
+/// Reshapes `value` (static shape) to `type` with the same element count, through
+/// tensor.collapse_shape / tensor.expand_shape.
+mlir::Value reshapeTo(mlir::OpBuilder &b, mlir::Location loc, mlir::Value value,
+                      mlir::RankedTensorType type);
+
+/// Reads a constant integer tensor operand (an onnx.Constant or arith.constant);
+/// false when it is not a compile-time constant.
+bool getConstantInts(mlir::Value value, llvm::SmallVectorImpl<int64_t> &out);
+
+/// Normalizes a possibly negative axis; false when out of range.
+bool normalizeAxis(int64_t &axis, int64_t rank);
+
+// One populate function per op family (one file each).
+void populateElementwiseLoweringPatterns(mlir::RewritePatternSet &patterns,
+                                         mlir::TypeConverter &converter);
+void populateConstantLoweringPatterns(mlir::RewritePatternSet &patterns,
+                                      mlir::TypeConverter &converter);
+void populateMatMulLoweringPatterns(mlir::RewritePatternSet &patterns,
+                                    mlir::TypeConverter &converter);
+
+} // namespace kiln
+
+#endif // KILN_PASSES_LOWERING_LOWERINGUTILS_H

@@ -1,0 +1,174 @@
+//===- MatMul.cpp - Lower MatMul and Gemm to linalg -----------------------===//
+//
+// This file implements the contraction family. MatMul is a linalg.generic with
+// NumPy batch broadcasting (1-D operands are promoted and the extra dimension
+// dropped again); Gemm folds transA/transB into the indexing maps and applies
+// alpha, beta and the broadcast C in one elementwise epilogue.
+//
+//===----------------------------------------------------------------------===//
+#include "passes/lowering/LoweringUtils.h"
+
+using namespace mlir;
+
+namespace kiln {
+namespace {
+
+Value zeroFilled(OpBuilder &b, Location loc, RankedTensorType type) {
+  Value zero = scalarConstant(b, loc, type.getElementType(), 0);
+  return b.create<linalg::FillOp>(loc, zero, emptyTensor(b, loc, type)).getResult(0);
+}
+
+Value multiplyAdd(OpBuilder &b, Location loc, Value a, Value x, Value acc) {
+  if (isa<FloatType>(a.getType()))
+    return b.create<arith::AddFOp>(loc, acc, b.create<arith::MulFOp>(loc, a, x));
+  return b.create<arith::AddIOp>(loc, acc, b.create<arith::MulIOp>(loc, a, x));
+}
+
+/// C[batch..., m, n] = sum_k A[..., m, k] * B[..., k, n] with the given maps.
+Value contraction(OpBuilder &b, Location loc, Value lhs, Value rhs,
+                  RankedTensorType resultType, AffineMap lhsMap, AffineMap rhsMap) {
+  int64_t rank = resultType.getRank();
+  MLIRContext *ctx = b.getContext();
+  SmallVector<AffineExpr> outExprs;
+  for (int64_t i = 0; i < rank; ++i)
+    outExprs.push_back(getAffineDimExpr(i, ctx));
+  AffineMap outMap = AffineMap::get(rank + 1, 0, outExprs, ctx);
+  SmallVector<utils::IteratorType> iterators(rank, utils::IteratorType::parallel);
+  iterators.push_back(utils::IteratorType::reduction);
+  auto generic = b.create<linalg::GenericOp>(
+      loc, TypeRange{resultType}, ValueRange{lhs, rhs},
+      ValueRange{zeroFilled(b, loc, resultType)},
+      ArrayRef<AffineMap>{lhsMap, rhsMap, outMap}, iterators,
+      [](OpBuilder &nb, Location nl, ValueRange args) {
+        nb.create<linalg::YieldOp>(nl, multiplyAdd(nb, nl, args[0], args[1], args[2]));
+      });
+  return generic.getResult(0);
+}
+
+struct MatMulLowering : OpConversionPattern<onnx::MatMulOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(onnx::MatMulOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value a = adaptor.getA(), bv = adaptor.getB();
+    auto aType = cast<RankedTensorType>(a.getType());
+    auto bType = cast<RankedTensorType>(bv.getType());
+    auto resultType = cast<RankedTensorType>(
+        getTypeConverter()->convertType(op.getResult().getType()));
+    if (!aType.hasStaticShape() || !bType.hasStaticShape())
+      return failure();
+    // Promote 1-D operands: A [K] -> [1, K]; B [K] -> [K, 1].
+    bool aVector = aType.getRank() == 1, bVector = bType.getRank() == 1;
+    if (aVector) {
+      aType = RankedTensorType::get({1, aType.getDimSize(0)}, aType.getElementType());
+      a = reshapeTo(rewriter, loc, a, aType);
+    }
+    if (bVector) {
+      bType = RankedTensorType::get({bType.getDimSize(0), 1}, bType.getElementType());
+      bv = reshapeTo(rewriter, loc, bv, bType);
+    }
+    int64_t batchRank = std::max(aType.getRank(), bType.getRank()) - 2;
+    SmallVector<int64_t> shape;
+    for (int64_t i = 0; i < batchRank; ++i) {
+      int64_t ai = i - (batchRank - (aType.getRank() - 2));
+      int64_t bi = i - (batchRank - (bType.getRank() - 2));
+      int64_t ad = ai >= 0 ? aType.getDimSize(ai) : 1;
+      int64_t bd = bi >= 0 ? bType.getDimSize(bi) : 1;
+      shape.push_back(std::max(ad, bd));
+    }
+    int64_t m = aType.getDimSize(aType.getRank() - 2);
+    int64_t n = bType.getDimSize(bType.getRank() - 1);
+    shape.push_back(m);
+    shape.push_back(n);
+    auto fullType = RankedTensorType::get(shape, resultType.getElementType());
+    MLIRContext *ctx = rewriter.getContext();
+    int64_t rank = fullType.getRank(); // dims: batch..., m, n, k
+    auto operandMap = [&](RankedTensorType t, bool isLhs) {
+      SmallVector<AffineExpr> exprs;
+      int64_t offset = batchRank - (t.getRank() - 2);
+      for (int64_t d = 0; d < t.getRank() - 2; ++d)
+        exprs.push_back(t.getDimSize(d) == 1 && shape[d + offset] != 1
+                            ? getAffineConstantExpr(0, ctx)
+                            : getAffineDimExpr(d + offset, ctx));
+      AffineExpr mE = getAffineDimExpr(rank - 2, ctx), nE = getAffineDimExpr(rank - 1, ctx),
+                 kE = getAffineDimExpr(rank, ctx);
+      if (isLhs) {
+        exprs.push_back(mE);
+        exprs.push_back(kE);
+      } else {
+        exprs.push_back(kE);
+        exprs.push_back(nE);
+      }
+      return AffineMap::get(rank + 1, 0, exprs, ctx);
+    };
+    Value result = contraction(rewriter, loc, a, bv, fullType,
+                               operandMap(aType, true), operandMap(bType, false));
+    rewriter.replaceOp(op, reshapeTo(rewriter, loc, result, resultType));
+    return success();
+  }
+};
+
+struct GemmLowering : OpConversionPattern<onnx::GemmOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(onnx::GemmOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto resultType = cast<RankedTensorType>(
+        getTypeConverter()->convertType(op.getY().getType()));
+    MLIRContext *ctx = rewriter.getContext();
+    AffineExpr m = getAffineDimExpr(0, ctx), n = getAffineDimExpr(1, ctx),
+               k = getAffineDimExpr(2, ctx);
+    bool transA = op.getTransA() != 0, transB = op.getTransB() != 0;
+    AffineMap aMap = AffineMap::get(3, 0, transA ? ArrayRef<AffineExpr>{k, m}
+                                                 : ArrayRef<AffineExpr>{m, k}, ctx);
+    AffineMap bMap = AffineMap::get(3, 0, transB ? ArrayRef<AffineExpr>{n, k}
+                                                 : ArrayRef<AffineExpr>{k, n}, ctx);
+    Value product = contraction(rewriter, loc, adaptor.getA(), adaptor.getB(),
+                                resultType, aMap, bMap);
+    double alpha = op.getAlpha().convertToDouble();
+    double beta = op.getBeta().convertToDouble();
+    Value c = adaptor.getC();
+    bool hasC = isa<RankedTensorType>(c.getType()) && beta != 0;
+    if (alpha == 1 && !hasC) {
+      rewriter.replaceOp(op, product);
+      return success();
+    }
+    SmallVector<Value> inputs{product};
+    if (hasC)
+      inputs.push_back(c);
+    Type elem = resultType.getElementType();
+    bool isFloat = isa<FloatType>(elem);
+    Value result = buildElementwise(
+        rewriter, loc, resultType, inputs,
+        [&](OpBuilder &b, Location l, ValueRange args) -> Value {
+          Value y = args[0];
+          auto mul = [&](Value x, double f) -> Value {
+            if (f == 1)
+              return x;
+            Value cst = scalarConstant(b, l, elem, f);
+            return isFloat ? b.create<arith::MulFOp>(l, x, cst).getResult()
+                           : b.create<arith::MulIOp>(l, x, cst).getResult();
+          };
+          y = mul(y, alpha);
+          if (hasC) {
+            Value cc = mul(args[1], beta);
+            y = isFloat ? b.create<arith::AddFOp>(l, y, cc).getResult()
+                        : b.create<arith::AddIOp>(l, y, cc).getResult();
+          }
+          return y;
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+} // namespace
+
+void populateMatMulLoweringPatterns(RewritePatternSet &patterns,
+                                    TypeConverter &converter) {
+  patterns.add<MatMulLowering, GemmLowering>(converter, patterns.getContext());
+}
+
+} // namespace kiln
