@@ -56,4 +56,70 @@ def ConvertOnnxToLinalg : Pass<"convert-onnx-to-linalg", "mlir::ModuleOp"> {
                            "mlir::math::MathDialect", "mlir::tensor::TensorDialect"];
 }
 
+def FormKernels : Pass<"kiln-form-kernels", "mlir::func::FuncOp"> {
+  let summary = "Group tensor-level ops into kiln.kernel regions";
+  let description = [{
+    The kernels phase. Each compute op (linalg, or a tensor op that makes a new
+    tensor) becomes a kiln.kernel with the cheap producers it needs
+    (tensor.empty, scalar constants, fills) cloned inside; graph inputs, weights
+    and other kernels' results are its inputs. One op per kernel for now: fusion
+    will merge groups without changing this form.
+
+    Before:
+    ```mlir
+    %e = tensor.empty() : tensor<4xf32>
+    %r = linalg.generic ... ins(%x) outs(%e) -> tensor<4xf32>
+    ```
+    After:
+    ```mlir
+    %r = kiln.kernel "k0" (%x) : (tensor<4xf32>) -> tensor<4xf32> {
+    ^bb0(%a: tensor<4xf32>):
+      %e = tensor.empty() : tensor<4xf32>
+      %g = linalg.generic ... ins(%a) outs(%e) -> tensor<4xf32>
+      kiln.yield %g : tensor<4xf32>
+    }
+    ```
+  }];
+  let dependentDialects = ["kiln::KilnDialect"];
+}
+
+def BuildPlan : Pass<"kiln-build-plan", "mlir::ModuleOp"> {
+  let summary = "Outline kernels into functions and turn @main_graph into a kiln.plan";
+  let description = [{
+    The plan phase starts here. Each kiln.kernel becomes `func.func private @kN`
+    over memrefs (inputs, then one buffer per result) that still computes on
+    tensors inside (to_tensor / materialize_in_destination), ready for one-shot
+    bufferization. @main_graph becomes a kiln.plan of inputs, outputs, weights,
+    arena slices and launches; offsets and streams are left to the next passes.
+  }];
+  let dependentDialects = ["kiln::KilnDialect",
+                           "mlir::bufferization::BufferizationDialect",
+                           "mlir::memref::MemRefDialect"];
+}
+
+def Schedule : Pass<"kiln-schedule", "mlir::ModuleOp"> {
+  let summary = "Assign every launch to a stream";
+  let description = [{
+    Today: one stream (0) in plan order, hence no events. The parallel-group
+    scheduler will replace the assignment and insert the events.
+  }];
+}
+
+def PlanMemory : Pass<"kiln-plan-memory", "mlir::ModuleOp"> {
+  let summary = "Place arena slices and weights";
+  let description = [{
+    Today every slice gets its own 64-byte aligned range (no reuse) and weights are
+    laid out the same way. Sets `arena_bytes`, `weight_bytes` and records
+    `kiln.lower_bound_bytes` (most bytes live at once) and `kiln.naive_bytes`.
+  }];
+}
+
+def VerifyMemoryPlan : Pass<"kiln-verify-memory-plan", "mlir::ModuleOp"> {
+  let summary = "Check that no two slices live at the same time overlap";
+  let description = [{
+    Liveness over the plan's launch order; fails naming the offending slice, and
+    when a slice leaves the arena.
+  }];
+}
+
 #endif // KILN_PASSES_TD

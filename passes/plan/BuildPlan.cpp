@@ -1,0 +1,172 @@
+//===- BuildPlan.cpp - Outline kernels and build the host plan -------------===//
+//
+// This file implements kiln-build-plan (see Passes.td). Each kiln.kernel becomes
+// a private function over memrefs (inputs first, then one buffer per result) whose
+// body still computes on tensors: bufferization.to_tensor reads the inputs and
+// materialize_in_destination writes the results, so one-shot bufferization later
+// writes straight into the caller's buffers. @main_graph becomes a kiln.plan:
+// inputs, outputs, weights and arena slices (offsets left to memory planning) and
+// one kiln.launch per kernel (stream left to scheduling).
+//
+//===----------------------------------------------------------------------===//
+#include "dialects/kiln/KilnDialect.h"
+#include "passes/Passes.h"
+
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/IR/IRMapping.h"
+
+namespace kiln {
+#define GEN_PASS_DEF_BUILDPLAN
+#include "passes/Passes.h.inc"
+} // namespace kiln
+
+using namespace mlir;
+
+namespace {
+
+MemRefType bufferType(Type tensorType) {
+  auto t = cast<RankedTensorType>(tensorType);
+  return MemRefType::get(t.getShape(), t.getElementType());
+}
+
+int64_t byteSize(MemRefType type) {
+  int64_t bits = type.getElementTypeBitWidth();
+  return type.getNumElements() * ((bits + 7) / 8);
+}
+
+func::FuncOp outline(OpBuilder &b, kiln::KernelOp kernel) {
+  SmallVector<Type> argTypes;
+  for (Value in : kernel.getInputs())
+    argTypes.push_back(bufferType(in.getType()));
+  for (Type t : kernel.getResultTypes())
+    argTypes.push_back(bufferType(t));
+  auto func = b.create<func::FuncOp>(kernel.getLoc(), kernel.getName(),
+                                     b.getFunctionType(argTypes, {}));
+  func.setPrivate();
+  func->setAttr("kiln.kernel", b.getUnitAttr());
+  Block *entry = func.addEntryBlock();
+  OpBuilder fb = OpBuilder::atBlockEnd(entry);
+  IRMapping mapping;
+  Block &body = kernel.getBody().front();
+  for (auto [i, arg] : llvm::enumerate(body.getArguments())) {
+    Value t = fb.create<bufferization::ToTensorOp>(
+        kernel.getLoc(), arg.getType(), entry->getArgument(i),
+        /*restrict=*/true, /*writable=*/false);
+    mapping.map(arg, t);
+  }
+  for (Operation &op : body.without_terminator())
+    fb.clone(op, mapping);
+  auto yield = cast<kiln::YieldOp>(body.getTerminator());
+  unsigned numInputs = kernel.getInputs().size();
+  for (auto [i, v] : llvm::enumerate(yield.getValues())) {
+    auto m = fb.create<bufferization::MaterializeInDestinationOp>(
+        kernel.getLoc(), TypeRange{}, mapping.lookup(v),
+        entry->getArgument(numInputs + i));
+    m.setRestrict(true);
+    m.setWritable(true);
+  }
+  fb.create<func::ReturnOp>(kernel.getLoc());
+  return func;
+}
+
+struct BuildPlanPass : kiln::impl::BuildPlanBase<BuildPlanPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto main = module.lookupSymbol<func::FuncOp>("main_graph");
+    if (!main) {
+      module.emitError() << "no @main_graph to plan";
+      return signalPassFailure();
+    }
+    OpBuilder b(module.getBodyRegion());
+    b.setInsertionPoint(main);
+    auto plan = b.create<kiln::PlanOp>(main.getLoc(), "main_graph", -1, -1);
+    // Interface metadata travels on the plan for the emitter.
+    plan->setAttr("kiln.arg_attrs", main.getArgAttrsAttr()
+                                        ? main.getArgAttrsAttr()
+                                        : b.getArrayAttr({}));
+    plan->setAttr("kiln.res_attrs", main.getResAttrsAttr()
+                                        ? main.getResAttrsAttr()
+                                        : b.getArrayAttr({}));
+    Block *planBody = new Block();
+    plan.getBody().push_back(planBody);
+    OpBuilder pb = OpBuilder::atBlockEnd(planBody);
+    OpBuilder fb(module.getBodyRegion());
+    fb.setInsertionPoint(plan);
+
+    auto returnOp = cast<func::ReturnOp>(main.getBody().front().getTerminator());
+    auto resultName = [&](unsigned j) -> StringAttr {
+      if (auto n = main.getResultAttrOfType<StringAttr>(j, "onnx.name"))
+        return n;
+      return b.getStringAttr("output" + std::to_string(j));
+    };
+    // A kernel result returned by the graph is written straight into the
+    // caller's output buffer (the first time it is returned).
+    DenseMap<Value, unsigned> directOutput;
+    for (auto [j, v] : llvm::enumerate(returnOp.getOperands()))
+      if (v.getDefiningOp<kiln::KernelOp>() && !directOutput.count(v))
+        directOutput[v] = j;
+
+    IRMapping buffers;
+    for (BlockArgument arg : main.getArguments()) {
+      auto name = main.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "onnx.name");
+      buffers.map(arg, pb.create<kiln::InputOp>(
+                           arg.getLoc(), bufferType(arg.getType()),
+                           pb.getI64IntegerAttr(arg.getArgNumber()),
+                           name ? name : pb.getStringAttr("input" + std::to_string(arg.getArgNumber()))));
+    }
+    for (Operation &op : main.getBody().front().without_terminator()) {
+      if (auto c = dyn_cast<arith::ConstantOp>(op)) {
+        auto value = dyn_cast<ElementsAttr>(c.getValue());
+        if (!value) {
+          op.emitError() << "scalar constant outside a kernel";
+          return signalPassFailure();
+        }
+        buffers.map(c.getResult(),
+                    pb.create<kiln::WeightOp>(c.getLoc(), bufferType(c.getType()),
+                                              value, pb.getI64IntegerAttr(-1)));
+        continue;
+      }
+      auto kernel = dyn_cast<kiln::KernelOp>(op);
+      if (!kernel) {
+        op.emitError() << "'" << op.getName()
+                       << "' outside a kernel cannot be planned";
+        return signalPassFailure();
+      }
+      outline(fb, kernel);
+      SmallVector<Value> operands;
+      for (Value in : kernel.getInputs())
+        operands.push_back(buffers.lookup(in));
+      for (Value r : kernel.getResults()) {
+        MemRefType type = bufferType(r.getType());
+        Value buffer;
+        auto it = directOutput.find(r);
+        if (it != directOutput.end())
+          buffer = pb.create<kiln::OutputOp>(kernel.getLoc(), type,
+                                             pb.getI64IntegerAttr(it->second),
+                                             resultName(it->second));
+        else
+          buffer = pb.create<kiln::SliceOp>(kernel.getLoc(), type,
+                                            pb.getI64IntegerAttr(-1),
+                                            pb.getI64IntegerAttr(byteSize(type)));
+        buffers.map(r, buffer);
+        operands.push_back(buffer);
+      }
+      pb.create<kiln::LaunchOp>(kernel.getLoc(), kernel.getName(), operands,
+                                kernel.getInputs().size(), -1);
+    }
+    // Outputs that are graph inputs, weights or repeated results are copies.
+    for (auto [j, v] : llvm::enumerate(returnOp.getOperands())) {
+      auto it = directOutput.find(v);
+      if (it != directOutput.end() && it->second == j)
+        continue;
+      Value source = buffers.lookup(v);
+      Value target = pb.create<kiln::OutputOp>(returnOp.getLoc(), source.getType(),
+                                               pb.getI64IntegerAttr(j), resultName(j));
+      pb.create<kiln::CopyOp>(returnOp.getLoc(), source, target, -1);
+    }
+    plan->setAttr("kiln.num_outputs", pb.getI64IntegerAttr(returnOp.getNumOperands()));
+    main.erase();
+  }
+};
+
+} // namespace
