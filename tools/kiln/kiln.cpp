@@ -2,6 +2,9 @@
 //
 // This file implements `kiln`, the command users run:
 //   kiln import MODEL    print the model as onnx-dialect IR (the import phase)
+//   kiln compile MODEL   run the phases; print one (--compile-to) or emit artifacts
+//   kiln run DIR         execute a compiled artifact on .npy/.pb inputs
+//   kiln bench DIR       time a compiled artifact
 //   kiln inspect MODEL   opset, inputs and outputs, and an op histogram
 // Every failure prints one `kiln: error: ...` line and exits non-zero.
 //
@@ -9,6 +12,12 @@
 #include "compiler/import/ModelLoader.h"
 #include "compiler/import/OnnxImporter.h"
 #include "compiler/import/OnnxSchemas.h"
+#include "compiler/pipeline/Pipeline.h"
+#include "codegen/emit/Emitter.h"
+#include "codegen/host/HostCodegen.h"
+#include "tools/kiln/RunCommand.h"
+
+#include "mlir/Pass/PassManager.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -247,6 +256,101 @@ int runInspect(const CommonOptions &common) {
   return 0;
 }
 
+struct CompileCommandOptions {
+  std::string output;
+  std::string compileTo = "emit";
+  std::string target = "host";
+  std::string emit = "src";
+  std::string cpu = "native";
+  bool printWeights = false;
+};
+
+int runCompile(const CommonOptions &common, const CompileCommandOptions &o) {
+  std::optional<kiln::Phase> phase = kiln::parsePhase(o.compileTo);
+  if (!phase)
+    return reportError("--compile-to '" + o.compileTo +
+                       "' is not a phase (import, graph, tensor, kernels, plan, "
+                       "codegen, emit)");
+  if (o.target != "host")
+    return reportError("--target '" + o.target +
+                       "' is not available (this build has: host)");
+  if (o.emit != "src" && o.emit != "lib")
+    return reportError("--emit '" + o.emit + "' must be src or lib");
+  if (*phase == kiln::Phase::Emit && o.output.empty())
+    return reportError("compile needs -o DIR for the artifacts (or --compile-to "
+                       "PHASE to print IR)");
+
+  kiln::LoadOptions loadOptions;
+  std::string error;
+  if (!makeLoadOptions(common, loadOptions, error))
+    return reportError(error);
+  onnx::ModelProto model;
+  if (!kiln::loadOnnxModel(common.model, loadOptions, model, error))
+    return reportError(error);
+  mlir::DialectRegistry registry;
+  kiln::registerCompilerDialects(registry);
+  mlir::MLIRContext context(registry);
+  auto module = kiln::importOnnxModel(context, model, common.model, {}, error);
+  if (!module)
+    return reportError(error);
+
+  // Pass failures: the first error, with the node it concerns.
+  std::string firstError;
+  mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &diag) {
+    if (diag.getSeverity() == mlir::DiagnosticSeverity::Error && firstError.empty()) {
+      std::string where;
+      mlir::Location loc = diag.getLocation();
+      if (auto fused = llvm::dyn_cast<mlir::FusedLoc>(loc))
+        loc = fused.getLocations().front();
+      if (auto name = llvm::dyn_cast<mlir::NameLoc>(loc))
+        where = "node '" + name.getName().str() + "': ";
+      firstError = common.model + ": " + where + diag.str();
+    }
+    return mlir::success();
+  });
+  kiln::CompileOptions options;
+  mlir::PassManager pm(&context);
+  kiln::buildPipeline(pm, kiln::Phase::Import,
+                      std::min(*phase, kiln::Phase::Codegen), options);
+  if (mlir::failed(pm.run(*module)))
+    return reportError(firstError.empty() ? common.model + ": compilation failed"
+                                          : firstError);
+
+  if (*phase != kiln::Phase::Emit) {
+    std::error_code ec;
+    std::unique_ptr<llvm::raw_fd_ostream> file;
+    if (!o.output.empty() && o.output != "-") {
+      file = std::make_unique<llvm::raw_fd_ostream>(o.output, ec);
+      if (ec)
+        return reportError("cannot write '" + o.output + "': " + ec.message());
+    }
+    llvm::raw_ostream &os = file ? *file : llvm::outs();
+    mlir::OpPrintingFlags flags;
+    if (o.printWeights) {
+      module->print(os, flags);
+      os << "\n";
+    } else {
+      printWithoutWeights(*module, flags, os);
+    }
+    return 0;
+  }
+
+  if (std::error_code ec = llvm::sys::fs::create_directories(o.output))
+    return reportError("cannot create '" + o.output + "': " + ec.message());
+  kiln::EmitOptions emit;
+  emit.outputDir = o.output;
+  emit.objectFile = o.output + "/model.o";
+  emit.buildLibrary = o.emit == "lib";
+  emit.runtimeIncludeDir = KILN_RUNTIME_INCLUDE_DIR;
+  emit.runtimeLibrary = KILN_RUNTIME_LIBRARY;
+  if (const char *cxx = getenv("CXX"))
+    emit.compiler = cxx;
+  if (!kiln::emitHostObject(*module, emit.objectFile, o.cpu, error) ||
+      !kiln::emitArtifacts(*module, emit, error))
+    return reportError(common.model + ": " + error);
+  return 0;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -270,6 +374,42 @@ int main(int argc, char **argv) {
                       "Print each op's location (its ONNX node name)");
   importCmd->add_flag("--timing", timing, "Print load and import times to stderr");
 
+  CommonOptions compileCommon;
+  CompileCommandOptions compileOptions;
+  CLI::App *compileCmd = app.add_subcommand(
+      "compile", "Compile a model: artifacts in -o DIR, or one phase's IR with --compile-to");
+  addCommonOptions(compileCmd, compileCommon);
+  compileCmd->add_option("-o,--output", compileOptions.output,
+                         "Artifact directory (or IR file with --compile-to)");
+  compileCmd->add_option("--compile-to", compileOptions.compileTo,
+                         "Stop after a phase and print its IR: import, graph, tensor, "
+                         "kernels, plan, codegen, emit (default: emit)");
+  compileCmd->add_option("--target", compileOptions.target, "Target: host (default)");
+  compileCmd->add_option("--emit", compileOptions.emit,
+                         "src: model.h/.cpp/.o/.weights; lib: also libmodel.so");
+  compileCmd->add_option("--cpu", compileOptions.cpu,
+                         "Host CPU to tune for (default: native)");
+  compileCmd->add_flag("--print-weights", compileOptions.printWeights,
+                       "With --compile-to: print large constants in full");
+
+  kiln::RunOptions runOptions;
+  CLI::App *runCmd = app.add_subcommand(
+      "run", "Run a compiled model (libmodel.so) on .npy or .pb inputs");
+  runCmd->add_option("artifacts", runOptions.artifactDir,
+                     "Directory written by `kiln compile --emit lib`")->required();
+  runCmd->add_option("--input", runOptions.inputs,
+                     "NAME=file.npy|file.pb, or a file for the next input (repeatable)");
+  runCmd->add_option("--output-dir", runOptions.outputDir,
+                     "Where to write NAME.npy per output (default: .)");
+
+  kiln::BenchOptions benchOptions;
+  CLI::App *benchCmd = app.add_subcommand(
+      "bench", "Time a compiled model: latency percentiles and throughput");
+  benchCmd->add_option("artifacts", benchOptions.artifactDir,
+                       "Directory written by `kiln compile --emit lib`")->required();
+  benchCmd->add_option("--iterations", benchOptions.iterations, "Timed runs (default 100)");
+  benchCmd->add_option("--warmup", benchOptions.warmup, "Untimed runs first (default 10)");
+
   CommonOptions inspectCommon;
   CLI::App *inspectCmd = app.add_subcommand(
       "inspect", "Show a model's opsets, inputs, outputs and op histogram");
@@ -289,5 +429,11 @@ int main(int argc, char **argv) {
 
   if (importCmd->parsed())
     return runImport(importCommon, output, printWeights, printLocations, timing);
+  if (compileCmd->parsed())
+    return runCompile(compileCommon, compileOptions);
+  if (runCmd->parsed())
+    return kiln::runModel(runOptions);
+  if (benchCmd->parsed())
+    return kiln::benchModel(benchOptions);
   return runInspect(inspectCommon);
 }

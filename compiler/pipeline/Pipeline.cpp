@@ -1,0 +1,131 @@
+//===- Pipeline.cpp - Kiln's named phases ---------------------------------===//
+//
+// This file implements the phase pipelines. The plan phase also bufferizes the
+// outlined kernels (one-shot, writing straight into the plan's buffers), so that
+// codegen receives target-independent memref kernels plus the plan.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/pipeline/Pipeline.h"
+#include "codegen/host/HostCodegen.h"
+#include "dialects/kiln/KilnDialect.h"
+#include "dialects/onnx/OnnxDialect.h"
+#include "passes/Passes.h"
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/FuncBufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Linalg/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Tensor/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+
+namespace kiln {
+
+std::optional<Phase> parsePhase(const std::string &name) {
+  for (Phase p : {Phase::Import, Phase::Graph, Phase::Tensor, Phase::Kernels,
+                  Phase::Plan, Phase::Codegen, Phase::Emit})
+    if (name == phaseName(p))
+      return p;
+  return std::nullopt;
+}
+
+const char *phaseName(Phase phase) {
+  switch (phase) {
+  case Phase::Import: return "import";
+  case Phase::Graph: return "graph";
+  case Phase::Tensor: return "tensor";
+  case Phase::Kernels: return "kernels";
+  case Phase::Plan: return "plan";
+  case Phase::Codegen: return "codegen";
+  case Phase::Emit: return "emit";
+  }
+  return "?";
+}
+
+void buildGraphPipeline(OpPassManager &pm, const CompileOptions &) {
+  pm.addNestedPass<func::FuncOp>(createRemoveIdentity());
+  pm.addPass(createCanonicalizerPass());
+}
+
+void buildTensorPipeline(OpPassManager &pm, const CompileOptions &) {
+  pm.addPass(createConvertOnnxToLinalg());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+}
+
+void buildKernelsPipeline(OpPassManager &pm, const CompileOptions &) {
+  pm.addNestedPass<func::FuncOp>(createFormKernels());
+}
+
+void buildPlanPipeline(OpPassManager &pm, const CompileOptions &) {
+  pm.addPass(createBuildPlan());
+  pm.addPass(createSchedule());
+  pm.addPass(createPlanMemory());
+  pm.addPass(createVerifyMemoryPlan());
+  // Kernels: tensors -> buffers, results written in place into the plan's buffers.
+  pm.addPass(bufferization::createEmptyTensorEliminationPass());
+  bufferization::OneShotBufferizationOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = false;
+  bufferize.allowUnknownOps = false;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  bufferization::BufferDeallocationPipelineOptions dealloc;
+  bufferization::buildBufferDeallocationPipeline(pm, dealloc);
+  pm.addPass(createCanonicalizerPass());
+}
+
+void buildCodegenPipeline(OpPassManager &pm, const CompileOptions &options) {
+  switch (options.target) {
+  case Target::Host:
+    buildHostCodegenPipeline(pm);
+    break;
+  }
+}
+
+void buildPipeline(OpPassManager &pm, Phase from, Phase to,
+                   const CompileOptions &options) {
+  using Builder = void (*)(OpPassManager &, const CompileOptions &);
+  const std::pair<Phase, Builder> phases[] = {
+      {Phase::Graph, buildGraphPipeline},     {Phase::Tensor, buildTensorPipeline},
+      {Phase::Kernels, buildKernelsPipeline}, {Phase::Plan, buildPlanPipeline},
+      {Phase::Codegen, buildCodegenPipeline}};
+  for (auto [phase, build] : phases)
+    if (phase > from && phase <= to)
+      build(pm, options);
+}
+
+void registerCompilerDialects(DialectRegistry &registry) {
+  registry.insert<onnx::OnnxDialect, KilnDialect, func::FuncDialect,
+                  arith::ArithDialect, math::MathDialect, linalg::LinalgDialect,
+                  tensor::TensorDialect, bufferization::BufferizationDialect,
+                  memref::MemRefDialect, scf::SCFDialect, affine::AffineDialect,
+                  cf::ControlFlowDialect, LLVM::LLVMDialect>();
+  arith::registerBufferizableOpInterfaceExternalModels(registry);
+  linalg::registerBufferizableOpInterfaceExternalModels(registry);
+  tensor::registerBufferizableOpInterfaceExternalModels(registry);
+  scf::registerBufferizableOpInterfaceExternalModels(registry);
+  bufferization::func_ext::registerBufferizableOpInterfaceExternalModels(registry);
+}
+
+void registerPhasePipelines() {
+  static CompileOptions defaults;
+  PassPipelineRegistration<>("kiln-graph-pipeline", "Kiln's graph phase",
+                             [](OpPassManager &pm) { buildGraphPipeline(pm, defaults); });
+  PassPipelineRegistration<>("kiln-tensor-pipeline", "Kiln's tensor phase",
+                             [](OpPassManager &pm) { buildTensorPipeline(pm, defaults); });
+  PassPipelineRegistration<>("kiln-kernels-pipeline", "Kiln's kernels phase",
+                             [](OpPassManager &pm) { buildKernelsPipeline(pm, defaults); });
+  PassPipelineRegistration<>("kiln-plan-pipeline", "Kiln's plan phase",
+                             [](OpPassManager &pm) { buildPlanPipeline(pm, defaults); });
+  PassPipelineRegistration<>("kiln-host-codegen-pipeline", "Kiln's host codegen phase",
+                             [](OpPassManager &pm) { buildCodegenPipeline(pm, defaults); });
+}
+
+} // namespace kiln

@@ -1,0 +1,50 @@
+//===- Pipeline.h - Kiln's named phases -----------------------*- C++ -*-===//
+//
+// The compiler is a sequence of named phases (DESIGN.md): import, graph, tensor,
+// kernels, plan, codegen, emit. Each build<Phase>Pipeline adds that phase's
+// passes; `kiln compile --compile-to=PHASE` runs the phases up to PHASE and prints
+// the IR, and kiln-opt exposes each as a pipeline (`--kiln-graph-pipeline`, ...).
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_COMPILER_PIPELINE_PIPELINE_H
+#define KILN_COMPILER_PIPELINE_PIPELINE_H
+
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/Pass/PassManager.h"
+
+#include <optional>
+#include <string>
+
+namespace kiln {
+
+enum class Phase { Import, Graph, Tensor, Kernels, Plan, Codegen, Emit };
+
+/// "import", "graph", ... -> Phase.
+std::optional<Phase> parsePhase(const std::string &name);
+const char *phaseName(Phase phase);
+
+enum class Target { Host };
+
+struct CompileOptions {
+  Target target = Target::Host;
+};
+
+void buildGraphPipeline(mlir::OpPassManager &pm, const CompileOptions &options);
+void buildTensorPipeline(mlir::OpPassManager &pm, const CompileOptions &options);
+void buildKernelsPipeline(mlir::OpPassManager &pm, const CompileOptions &options);
+void buildPlanPipeline(mlir::OpPassManager &pm, const CompileOptions &options);
+void buildCodegenPipeline(mlir::OpPassManager &pm, const CompileOptions &options);
+
+/// Adds the passes of every phase after `from` up to and including `to`.
+void buildPipeline(mlir::OpPassManager &pm, Phase from, Phase to,
+                   const CompileOptions &options);
+
+/// Every dialect and interface the compiler's phases need (no more).
+void registerCompilerDialects(mlir::DialectRegistry &registry);
+
+/// Registers the per-phase pipelines for kiln-opt.
+void registerPhasePipelines();
+
+} // namespace kiln
+
+#endif // KILN_COMPILER_PIPELINE_PIPELINE_H

@@ -1,0 +1,50 @@
+//===- ModelSupport.h - What generated model code calls --------*- C++ -*-===//
+//
+// The support the generated model.cpp links against (kiln_runtime): the weights
+// file format, aligned host buffers, and the argument checks of kiln_model_run.
+// Generated code stays straight-line; anything that needs a loop or a message lives
+// here.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_RUNTIME_MODELSUPPORT_H
+#define KILN_RUNTIME_MODELSUPPORT_H
+
+#include "kiln/runtime/Tensor.h"
+#include "kiln/runtime/model_abi.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace kiln::rt {
+
+/// model.weights: "KILNWTS1", u64 payload bytes, u64 FNV-1a-64 checksum of the
+/// payload, zero padding to 64 bytes, then the payload (constants at the offsets
+/// memory planning gave them).
+constexpr char kWeightsMagic[8] = {'K', 'I', 'L', 'N', 'W', 'T', 'S', '1'};
+constexpr size_t kWeightsHeaderBytes = 64;
+
+uint64_t fnv1a64(const void *data, size_t size);
+
+/// A 64-byte aligned host buffer.
+struct AlignedBuffer {
+  struct Free {
+    void operator()(void *p) const;
+  };
+  std::unique_ptr<char, Free> data;
+  size_t size = 0;
+  Status allocate(size_t bytes);
+};
+
+/// Reads `path` into `out`, checking magic, size (must equal `expectedBytes`) and
+/// checksum (must equal `expectedChecksum`).
+Status loadWeights(const std::string &path, uint64_t expectedBytes,
+                   uint64_t expectedChecksum, AlignedBuffer &out);
+
+/// Checks `given` against `expected` (count, dtypes, ranks, shapes, non-null data).
+Status checkTensors(const char *what, const kiln_tensor *given, int32_t count,
+                    const kiln_tensor_info *expected, int32_t expectedCount);
+
+} // namespace kiln::rt
+
+#endif // KILN_RUNTIME_MODELSUPPORT_H

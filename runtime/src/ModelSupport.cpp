@@ -1,0 +1,99 @@
+//===- ModelSupport.cpp - What generated model code calls -----------------===//
+#include "kiln/runtime/ModelSupport.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+
+namespace kiln::rt {
+
+uint64_t fnv1a64(const void *data, size_t size) {
+  const auto *p = static_cast<const unsigned char *>(data);
+  uint64_t h = 1469598103934665603ull;
+  for (size_t i = 0; i < size; ++i) {
+    h ^= p[i];
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+void AlignedBuffer::Free::operator()(void *p) const { std::free(p); }
+
+Status AlignedBuffer::allocate(size_t bytes) {
+  size_t rounded = (bytes + 63) / 64 * 64;
+  void *p = std::aligned_alloc(64, rounded ? rounded : 64);
+  if (!p)
+    return Status::error("cannot allocate " + std::to_string(bytes) + " bytes");
+  std::memset(p, 0, rounded ? rounded : 64);
+  data.reset(static_cast<char *>(p));
+  size = bytes;
+  return Status::ok();
+}
+
+Status loadWeights(const std::string &path, uint64_t expectedBytes,
+                   uint64_t expectedChecksum, AlignedBuffer &out) {
+  if (Status s = out.allocate(expectedBytes); !s)
+    return s;
+  if (expectedBytes == 0)
+    return Status::ok();
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return Status::error(path + ": cannot open the weights file");
+  char header[kWeightsHeaderBytes];
+  if (!in.read(header, sizeof header) || std::memcmp(header, kWeightsMagic, 8) != 0)
+    return Status::error(path + ": not a Kiln weights file");
+  uint64_t bytes, checksum;
+  std::memcpy(&bytes, header + 8, 8);
+  std::memcpy(&checksum, header + 16, 8);
+  if (bytes != expectedBytes)
+    return Status::error(path + ": holds " + std::to_string(bytes) +
+                         " bytes of weights, the model needs " +
+                         std::to_string(expectedBytes) + " (from another model?)");
+  if (!in.read(out.data.get(), static_cast<std::streamsize>(bytes)))
+    return Status::error(path + ": truncated weights file");
+  if (checksum != expectedChecksum || fnv1a64(out.data.get(), bytes) != checksum)
+    return Status::error(path + ": weights checksum mismatch (corrupt or from another model)");
+  return Status::ok();
+}
+
+static std::string shapeText(int32_t rank, const int64_t *shape) {
+  std::string s = "[";
+  for (int32_t i = 0; i < rank; ++i)
+    s += (i ? "x" : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+Status checkTensors(const char *what, const kiln_tensor *given, int32_t count,
+                    const kiln_tensor_info *expected, int32_t expectedCount) {
+  if (count != expectedCount)
+    return Status::error(std::string("expected ") + std::to_string(expectedCount) +
+                         " " + what + "s, got " + std::to_string(count));
+  if (count > 0 && !given)
+    return Status::error(std::string(what) + "s are null");
+  for (int32_t i = 0; i < count; ++i) {
+    const kiln_tensor &t = given[i];
+    const kiln_tensor_info &e = expected[i];
+    std::string label = std::string(what) + " '" + e.name + "'";
+    if (t.dtype != e.dtype)
+      return Status::error(label + " has dtype " +
+                           dtypeName(static_cast<DType>(t.dtype)) + ", expected " +
+                           dtypeName(static_cast<DType>(e.dtype)));
+    bool same = t.rank == e.rank && (t.rank == 0 || t.shape);
+    for (int32_t d = 0; same && d < t.rank; ++d)
+      same = t.shape[d] == e.shape[d];
+    if (!same)
+      return Status::error(label + " has shape " +
+                           (t.shape || t.rank == 0 ? shapeText(t.rank, t.shape) : "(null)") +
+                           ", expected " + shapeText(e.rank, e.shape));
+    if (!t.data) {
+      int64_t n = 1;
+      for (int32_t d = 0; d < e.rank; ++d)
+        n *= e.shape[d];
+      if (n != 0)
+        return Status::error(label + " has no data");
+    }
+  }
+  return Status::ok();
+}
+
+} // namespace kiln::rt

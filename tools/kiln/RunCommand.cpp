@@ -1,0 +1,292 @@
+//===- RunCommand.cpp - `kiln run` and `kiln bench` ------------------------===//
+//
+// This file implements the commands that execute a compiled artifact through its
+// C ABI (libmodel.so, loaded with dlopen): inputs from .npy or ONNX TensorProto
+// .pb files, outputs written as .npy; and a latency benchmark.
+//
+//===----------------------------------------------------------------------===//
+#include "tools/kiln/RunCommand.h"
+
+#include "kiln/runtime/Npy.h"
+#include "kiln/runtime/model_abi.h"
+
+#include "onnx/onnx_pb.h"
+
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <random>
+
+namespace kiln {
+namespace {
+
+int fail(const std::string &message) {
+  fprintf(stderr, "kiln: error: %s\n", message.c_str());
+  return 1;
+}
+
+/// The C ABI of one loaded libmodel.so.
+struct ModelLibrary {
+  void *handle = nullptr;
+  decltype(&kiln_model_create) create = nullptr;
+  decltype(&kiln_model_destroy) destroy = nullptr;
+  decltype(&kiln_model_error) error = nullptr;
+  decltype(&kiln_model_num_inputs) numInputs = nullptr;
+  decltype(&kiln_model_num_outputs) numOutputs = nullptr;
+  decltype(&kiln_model_input_info) inputInfo = nullptr;
+  decltype(&kiln_model_output_info) outputInfo = nullptr;
+  decltype(&kiln_model_run) run = nullptr;
+  kiln_model *model = nullptr;
+
+  ~ModelLibrary() {
+    if (model && destroy)
+      destroy(model);
+    if (handle)
+      dlclose(handle);
+  }
+
+  bool open(const std::string &dir, std::string &err) {
+    std::string lib = dir + "/libmodel.so";
+    if (!std::filesystem::exists(lib)) {
+      err = lib + " not found (compile with --emit lib)";
+      return false;
+    }
+    handle = dlopen(std::filesystem::absolute(lib).c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!handle) {
+      err = std::string("cannot load ") + lib + ": " + dlerror();
+      return false;
+    }
+    auto sym = [&](auto &fn, const char *name) {
+      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(handle, name));
+      if (!fn)
+        err = lib + " does not export " + name;
+      return fn != nullptr;
+    };
+    if (!sym(create, "kiln_model_create") || !sym(destroy, "kiln_model_destroy") ||
+        !sym(error, "kiln_model_error") || !sym(numInputs, "kiln_model_num_inputs") ||
+        !sym(numOutputs, "kiln_model_num_outputs") ||
+        !sym(inputInfo, "kiln_model_input_info") ||
+        !sym(outputInfo, "kiln_model_output_info") || !sym(run, "kiln_model_run"))
+      return false;
+    model = create((dir + "/model.weights").c_str());
+    if (!model) {
+      err = "out of memory creating the model";
+      return false;
+    }
+    if (const char *e = error(model)) {
+      err = e;
+      return false;
+    }
+    return true;
+  }
+};
+
+size_t bytesOf(const kiln_tensor_info &info) {
+  size_t n = kiln::rt::dtypeSize(static_cast<kiln::rt::DType>(info.dtype));
+  for (int32_t d = 0; d < info.rank; ++d)
+    n *= static_cast<size_t>(info.shape[d]);
+  return n;
+}
+
+/// Reads an ONNX TensorProto (.pb) into `out`.
+bool readTensorProto(const std::string &path, kiln::rt::HostTensor &out,
+                     std::string &err) {
+  std::ifstream in(path, std::ios::binary);
+  onnx::TensorProto t;
+  if (!in || !t.ParseFromIstream(&in)) {
+    err = path + ": not an ONNX TensorProto";
+    return false;
+  }
+  out.desc.dtype = static_cast<kiln::rt::DType>(t.data_type());
+  size_t elem = kiln::rt::dtypeSize(out.desc.dtype);
+  if (elem == 0) {
+    err = path + ": unsupported element type " + std::to_string(t.data_type());
+    return false;
+  }
+  out.desc.shape.assign(t.dims().begin(), t.dims().end());
+  int64_t n = out.desc.numElements();
+  if (n < 0) {
+    err = path + ": invalid dimensions";
+    return false;
+  }
+  out.data.assign(static_cast<size_t>(n) * elem, 0);
+  if (t.has_raw_data()) {
+    if (t.raw_data().size() != out.data.size()) {
+      err = path + ": raw data size does not match its dimensions";
+      return false;
+    }
+    std::memcpy(out.data.data(), t.raw_data().data(), out.data.size());
+    return true;
+  }
+  auto copy = [&](const auto &field) {
+    if (static_cast<int64_t>(field.size()) != n) {
+      err = path + ": holds " + std::to_string(field.size()) + " values, " +
+            std::to_string(n) + " expected";
+      return false;
+    }
+    for (int64_t i = 0; i < n; ++i) {
+      auto v = field.Get(static_cast<int>(i));
+      std::memcpy(out.data.data() + i * elem, &v, elem);
+    }
+    return true;
+  };
+  switch (t.data_type()) {
+  case onnx::TensorProto::FLOAT: return copy(t.float_data());
+  case onnx::TensorProto::DOUBLE: return copy(t.double_data());
+  case onnx::TensorProto::INT64: return copy(t.int64_data());
+  case onnx::TensorProto::UINT32:
+  case onnx::TensorProto::UINT64: return copy(t.uint64_data());
+  default: return copy(t.int32_data());
+  }
+}
+
+bool readInput(const std::string &path, kiln::rt::HostTensor &out, std::string &err) {
+  if (path.size() > 4 && path.compare(path.size() - 4, 4, ".npy") == 0) {
+    kiln::rt::Status s = kiln::rt::readNpy(path, out);
+    if (!s)
+      err = s.message();
+    return s.isOk();
+  }
+  return readTensorProto(path, out, err);
+}
+
+std::string fileNameFor(const std::string &name) {
+  std::string s = name.empty() ? "output" : name;
+  for (char &c : s)
+    if (c == '/' || c == '\\' || c == '\0')
+      c = '_';
+  return s;
+}
+
+} // namespace
+
+int runModel(const RunOptions &options) {
+  ModelLibrary lib;
+  std::string err;
+  if (!lib.open(options.artifactDir, err))
+    return fail(err);
+  int32_t numInputs = lib.numInputs(lib.model), numOutputs = lib.numOutputs(lib.model);
+  std::vector<kiln_tensor_info> inInfo(numInputs), outInfo(numOutputs);
+  std::map<std::string, int32_t> inputIndex;
+  for (int32_t i = 0; i < numInputs; ++i) {
+    lib.inputInfo(lib.model, i, &inInfo[i]);
+    inputIndex[inInfo[i].name] = i;
+  }
+  for (int32_t i = 0; i < numOutputs; ++i)
+    lib.outputInfo(lib.model, i, &outInfo[i]);
+
+  // Inputs by name (NAME=path) or by position.
+  std::vector<kiln::rt::HostTensor> host(numInputs);
+  std::vector<bool> given(numInputs, false);
+  int32_t position = 0;
+  for (const std::string &spec : options.inputs) {
+    size_t eq = spec.find('=');
+    int32_t index;
+    std::string path;
+    if (eq != std::string::npos && inputIndex.count(spec.substr(0, eq))) {
+      index = inputIndex[spec.substr(0, eq)];
+      path = spec.substr(eq + 1);
+    } else if (eq != std::string::npos && !std::filesystem::exists(spec)) {
+      return fail("--input names '" + spec.substr(0, eq) +
+                  "', which is not an input of the model");
+    } else {
+      index = position++;
+      path = spec;
+      if (index >= numInputs)
+        return fail("more --input files than the model's " +
+                    std::to_string(numInputs) + " inputs");
+    }
+    if (given[index])
+      return fail("input '" + std::string(inInfo[index].name) + "' given twice");
+    if (!readInput(path, host[index], err))
+      return fail(err);
+    given[index] = true;
+  }
+  for (int32_t i = 0; i < numInputs; ++i)
+    if (!given[i])
+      return fail("missing --input for '" + std::string(inInfo[i].name) + "'");
+
+  std::vector<kiln_tensor> inputs(numInputs), outputs(numOutputs);
+  for (int32_t i = 0; i < numInputs; ++i)
+    inputs[i] = {static_cast<int32_t>(host[i].desc.dtype),
+                 static_cast<int32_t>(host[i].desc.shape.size()),
+                 host[i].desc.shape.data(), host[i].data.data()};
+  std::vector<kiln::rt::HostTensor> results(numOutputs);
+  for (int32_t i = 0; i < numOutputs; ++i) {
+    results[i].desc.dtype = static_cast<kiln::rt::DType>(outInfo[i].dtype);
+    results[i].desc.shape.assign(outInfo[i].shape, outInfo[i].shape + outInfo[i].rank);
+    results[i].data.assign(bytesOf(outInfo[i]), 0);
+    outputs[i] = {outInfo[i].dtype, outInfo[i].rank, outInfo[i].shape,
+                  results[i].data.data()};
+  }
+  if (lib.run(lib.model, inputs.data(), numInputs, outputs.data(), numOutputs) != 0)
+    return fail(lib.error(lib.model) ? lib.error(lib.model) : "run failed");
+
+  std::string dir = options.outputDir.empty() ? "." : options.outputDir;
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  for (int32_t i = 0; i < numOutputs; ++i) {
+    std::string path = dir + "/" + fileNameFor(outInfo[i].name) + ".npy";
+    kiln::rt::Status s = kiln::rt::writeNpy(path, results[i]);
+    if (!s)
+      return fail(s.message());
+    printf("%s: %s\n", outInfo[i].name, path.c_str());
+  }
+  return 0;
+}
+
+int benchModel(const BenchOptions &options) {
+  ModelLibrary lib;
+  std::string err;
+  if (!lib.open(options.artifactDir, err))
+    return fail(err);
+  int32_t numInputs = lib.numInputs(lib.model), numOutputs = lib.numOutputs(lib.model);
+  std::vector<std::vector<char>> storage;
+  std::vector<kiln_tensor> inputs(numInputs), outputs(numOutputs);
+  std::mt19937 rng(0);
+  std::uniform_int_distribution<int> byte(0, 63);
+  for (int32_t i = 0; i < numInputs + numOutputs; ++i) {
+    kiln_tensor_info info;
+    (i < numInputs ? lib.inputInfo(lib.model, i, &info)
+                   : lib.outputInfo(lib.model, i - numInputs, &info));
+    storage.emplace_back(bytesOf(info));
+    // Small non-negative values: valid for every dtype and for index inputs.
+    for (char &c : storage.back())
+      c = static_cast<char>(i < numInputs ? byte(rng) % 2 : 0);
+    kiln_tensor t{info.dtype, info.rank, info.shape, storage.back().data()};
+    (i < numInputs ? inputs[i] : outputs[i - numInputs]) = t;
+  }
+  auto once = [&]() {
+    return lib.run(lib.model, inputs.data(), numInputs, outputs.data(), numOutputs);
+  };
+  for (int i = 0; i < options.warmup; ++i)
+    if (once() != 0)
+      return fail(lib.error(lib.model));
+  std::vector<double> ms;
+  auto total0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < options.iterations; ++i) {
+    auto t0 = std::chrono::steady_clock::now();
+    if (once() != 0)
+      return fail(lib.error(lib.model));
+    ms.push_back(std::chrono::duration<double, std::milli>(
+                     std::chrono::steady_clock::now() - t0).count());
+  }
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - total0).count();
+  std::sort(ms.begin(), ms.end());
+  auto pct = [&](double p) {
+    return ms[std::min(ms.size() - 1, static_cast<size_t>(p * ms.size()))];
+  };
+  printf("iterations: %d (warmup %d)\n", options.iterations, options.warmup);
+  printf("latency ms: min %.4f  p50 %.4f  p90 %.4f  p99 %.4f  max %.4f\n", ms.front(),
+         pct(0.5), pct(0.9), pct(0.99), ms.back());
+  printf("throughput: %.1f runs/s\n", options.iterations / seconds);
+  return 0;
+}
+
+} // namespace kiln
