@@ -80,14 +80,14 @@ def Kiln_PlanOp : Kiln_Op<"plan", [Symbol, NoTerminator, SingleBlock]> {
   let assemblyFormat = "$sym_name attr-dict-with-keyword $body";
 }
 
-def Kiln_InputOp : Kiln_Op<"input", [Pure]> {
-  let summary = "The caller's buffer for a model input";
+def Kiln_InputOp : Kiln_Op<"input"> {
+  let summary = "The caller's buffer for a model input (kept even when unused:\n                 it is part of the interface)";
   let arguments = (ins I64Attr:$index, StrAttr:$name);
   let results = (outs AnyStaticShapeMemRef:$buffer);
   let assemblyFormat = "$index $name attr-dict `:` type($buffer)";
 }
 
-def Kiln_OutputOp : Kiln_Op<"output", [Pure]> {
+def Kiln_OutputOp : Kiln_Op<"output"> {
   let summary = "The caller's buffer for a model output";
   let arguments = (ins I64Attr:$index, StrAttr:$name);
   let results = (outs AnyStaticShapeMemRef:$buffer);

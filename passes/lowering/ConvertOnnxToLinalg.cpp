@@ -54,6 +54,9 @@ struct ConvertOnnxToLinalgPass
     kiln::populateElementwiseLoweringPatterns(patterns, converter);
     kiln::populateConstantLoweringPatterns(patterns, converter);
     kiln::populateMatMulLoweringPatterns(patterns, converter);
+    kiln::populateShapeLoweringPatterns(patterns, converter);
+    kiln::populateReductionLoweringPatterns(patterns, converter);
+    kiln::populateNormalizationLoweringPatterns(patterns, converter);
     populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(patterns, converter);
     populateReturnOpTypeConversionPattern(patterns, converter);
 

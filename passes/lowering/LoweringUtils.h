@@ -66,6 +66,12 @@ void populateConstantLoweringPatterns(mlir::RewritePatternSet &patterns,
                                       mlir::TypeConverter &converter);
 void populateMatMulLoweringPatterns(mlir::RewritePatternSet &patterns,
                                     mlir::TypeConverter &converter);
+void populateShapeLoweringPatterns(mlir::RewritePatternSet &patterns,
+                                   mlir::TypeConverter &converter);
+void populateReductionLoweringPatterns(mlir::RewritePatternSet &patterns,
+                                       mlir::TypeConverter &converter);
+void populateNormalizationLoweringPatterns(mlir::RewritePatternSet &patterns,
+                                           mlir::TypeConverter &converter);
 
 } // namespace kiln
 

@@ -132,6 +132,8 @@ Status formatNpy(const HostTensor &tensor, std::string &bytes) {
   for (const DescrEntry &e : kDescrs)
     if (e.dtype == tensor.desc.dtype)
       descr = e.descr;
+  if (tensor.desc.dtype == DType::BF16)
+    descr = "<u2"; // NumPy has no bfloat16: its bit patterns, as ONNX tests store them
   if (!descr)
     return Status::error(std::string("no .npy dtype for ") +
                          dtypeName(tensor.desc.dtype));

@@ -208,9 +208,13 @@ int runModel(const RunOptions &options) {
       return fail(err);
     given[index] = true;
   }
-  for (int32_t i = 0; i < numInputs; ++i)
+  for (int32_t i = 0; i < numInputs; ++i) {
     if (!given[i])
       return fail("missing --input for '" + std::string(inInfo[i].name) + "'");
+    // NumPy and ONNX's test data carry bfloat16 as uint16 bit patterns.
+    if (host[i].desc.dtype == kiln::rt::DType::U16 && inInfo[i].dtype == KILN_BF16)
+      host[i].desc.dtype = kiln::rt::DType::BF16;
+  }
 
   std::vector<kiln_tensor> inputs(numInputs), outputs(numOutputs);
   for (int32_t i = 0; i < numInputs; ++i)

@@ -21,7 +21,7 @@ struct HostTensor {
 Status parseNpy(const std::string &bytes, HostTensor &out);
 Status readNpy(const std::string &path, HostTensor &out);
 
-/// Serializes `tensor` as .npy version 1.0.
+/// Serializes `tensor` as .npy version 1.0 (bfloat16 as uint16 bit patterns).
 Status formatNpy(const HostTensor &tensor, std::string &bytes);
 Status writeNpy(const std::string &path, const HostTensor &tensor);
 

@@ -1,0 +1,177 @@
+//===- Normalization.cpp - Lower normalizations to linalg -----------------===//
+//
+// This file implements the normalization family for inference:
+// BatchNormalization (running statistics), LayerNormalization and
+// InstanceNormalization (statistics over the normalized dimensions, computed as
+// mean and mean of squared deviations). Training-mode outputs are not lowered.
+//
+//===----------------------------------------------------------------------===//
+#include "passes/lowering/Reduction.h"
+
+using namespace mlir;
+
+namespace kiln {
+namespace {
+
+Value addF(OpBuilder &b, Location l, Value acc, Value x) {
+  return b.create<arith::AddFOp>(l, acc, x);
+}
+
+/// Mean over `reduced` (keepdims).
+Value meanKeepDims(OpBuilder &b, Location loc, Value x, ArrayRef<bool> reduced) {
+  auto type = cast<RankedTensorType>(x.getType());
+  int64_t count = 1;
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    if (reduced[d])
+      count *= type.getDimSize(d);
+  Value s = reduceKeepDims(b, loc, x, reduced, 0, addF);
+  return buildElementwise(b, loc, cast<RankedTensorType>(s.getType()), ValueRange{s},
+                          [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+                            return nb.create<arith::DivFOp>(
+                                l, a[0], scalarConstant(nb, l, type.getElementType(), count));
+                          });
+}
+
+/// (x - mean) / sqrt(var + eps) over `reduced`, then * scale + bias (already
+/// shaped to broadcast against x; bias may be null).
+Value normalize(OpBuilder &b, Location loc, Value x, ArrayRef<bool> reduced,
+                double epsilon, Value scale, Value bias) {
+  auto type = cast<RankedTensorType>(x.getType());
+  Type elem = type.getElementType();
+  Value mean = meanKeepDims(b, loc, x, reduced);
+  Value centered = buildElementwise(b, loc, type, ValueRange{x, mean},
+                                    [](OpBuilder &nb, Location l, ValueRange a) -> Value {
+                                      return nb.create<arith::SubFOp>(l, a[0], a[1]);
+                                    });
+  Value sq = buildElementwise(b, loc, type, ValueRange{centered},
+                              [](OpBuilder &nb, Location l, ValueRange a) -> Value {
+                                return nb.create<arith::MulFOp>(l, a[0], a[0]);
+                              });
+  Value var = meanKeepDims(b, loc, sq, reduced);
+  SmallVector<Value> inputs{centered, var};
+  if (scale)
+    inputs.push_back(scale);
+  if (bias)
+    inputs.push_back(bias);
+  return buildElementwise(
+      b, loc, type, inputs, [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+        Value denom = nb.create<math::SqrtOp>(
+            l, nb.create<arith::AddFOp>(l, a[1], scalarConstant(nb, l, elem, epsilon)));
+        Value y = nb.create<arith::DivFOp>(l, a[0], denom);
+        size_t next = 2;
+        if (scale)
+          y = nb.create<arith::MulFOp>(l, y, a[next++]);
+        if (bias)
+          y = nb.create<arith::AddFOp>(l, y, a[next++]);
+        return y;
+      });
+}
+
+/// A per-channel vector [C] reshaped to [C, 1, ..., 1] so that it broadcasts
+/// against an (N, C, spatial...) tensor of rank `rank`.
+Value perChannel(OpBuilder &b, Location loc, Value v, int64_t rank) {
+  auto t = cast<RankedTensorType>(v.getType());
+  SmallVector<int64_t> shape{t.getNumElements()};
+  shape.append(rank - 2, 1);
+  return reshapeTo(b, loc, v, RankedTensorType::get(shape, t.getElementType()));
+}
+
+bool allNone(ValueRange values) {
+  return llvm::all_of(values, [](Value v) { return isa<NoneType>(v.getType()); });
+}
+
+struct BatchNormLowering : ConversionPattern {
+  BatchNormLowering(TypeConverter &converter, MLIRContext *ctx)
+      : ConversionPattern(converter, MatchAnyOpTypeTag(), 1, ctx) {}
+  LogicalResult
+  matchAndRewrite(Operation *op, ArrayRef<Value> operands,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (!op->getName().getStringRef().starts_with("onnx.BatchNormalization") ||
+        !allNone(op->getResults().drop_front()))
+      return failure();
+    if (auto t = op->getAttrOfType<IntegerAttr>("training_mode"); t && t.getInt())
+      return failure();
+    auto type = cast<RankedTensorType>(operands[0].getType());
+    if (!isa<FloatType>(type.getElementType()) || type.getRank() < 2)
+      return failure();
+    double eps = 1e-5;
+    if (auto e = op->getAttrOfType<FloatAttr>("epsilon"))
+      eps = e.getValueAsDouble();
+    Location loc = op->getLoc();
+    int64_t rank = type.getRank();
+    SmallVector<Value> inputs{operands[0]};
+    for (unsigned i = 1; i <= 4; ++i)
+      inputs.push_back(perChannel(rewriter, loc, operands[i], rank));
+    Type elem = type.getElementType();
+    Value y = buildElementwise(
+        rewriter, loc, type, inputs, [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+          // (x - mean) / sqrt(var + eps) * scale + bias
+          Value denom = b.create<math::SqrtOp>(
+              l, b.create<arith::AddFOp>(l, a[4], scalarConstant(b, l, elem, eps)));
+          Value n = b.create<arith::DivFOp>(l, b.create<arith::SubFOp>(l, a[0], a[3]), denom);
+          return b.create<arith::AddFOp>(l, b.create<arith::MulFOp>(l, n, a[1]), a[2]);
+        });
+    SmallVector<Value> results{y};
+    for (unsigned i = 1; i < op->getNumResults(); ++i)
+      results.push_back(rewriter.create<onnx::NoValueOp>(loc, rewriter.getNoneType()));
+    rewriter.replaceOp(op, results);
+    return success();
+  }
+};
+
+struct LayerNormLowering : OpConversionPattern<onnx::LayerNormalizationOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(onnx::LayerNormalizationOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (!allNone(op->getResults().drop_front()))
+      return failure();
+    auto type = cast<RankedTensorType>(adaptor.getX().getType());
+    int64_t rank = type.getRank();
+    int64_t axis = static_cast<int64_t>(op.getAxis());
+    if (!normalizeAxis(axis, rank) || !isa<FloatType>(type.getElementType()))
+      return failure();
+    SmallVector<bool> reduced(rank, false);
+    for (int64_t d = axis; d < rank; ++d)
+      reduced[d] = true;
+    Value bias = isa<NoneType>(adaptor.getB().getType()) ? Value() : adaptor.getB();
+    Value y = normalize(rewriter, op.getLoc(), adaptor.getX(), reduced,
+                        op.getEpsilon().convertToDouble(), adaptor.getScale(), bias);
+    SmallVector<Value> results{y};
+    for (unsigned i = 1; i < op->getNumResults(); ++i)
+      results.push_back(rewriter.create<onnx::NoValueOp>(op.getLoc(), rewriter.getNoneType()));
+    rewriter.replaceOp(op, results);
+    return success();
+  }
+};
+
+struct InstanceNormLowering : OpConversionPattern<onnx::InstanceNormalizationOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(onnx::InstanceNormalizationOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto type = cast<RankedTensorType>(adaptor.getInput().getType());
+    int64_t rank = type.getRank();
+    if (rank < 3 || !isa<FloatType>(type.getElementType()))
+      return failure();
+    SmallVector<bool> reduced(rank, true);
+    reduced[0] = reduced[1] = false;
+    Location loc = op.getLoc();
+    Value y = normalize(rewriter, loc, adaptor.getInput(), reduced,
+                        op.getEpsilon().convertToDouble(),
+                        perChannel(rewriter, loc, adaptor.getScale(), rank),
+                        perChannel(rewriter, loc, adaptor.getB(), rank));
+    rewriter.replaceOp(op, y);
+    return success();
+  }
+};
+
+} // namespace
+
+void populateNormalizationLoweringPatterns(RewritePatternSet &patterns,
+                                           TypeConverter &converter) {
+  patterns.add<BatchNormLowering, LayerNormLowering, InstanceNormLowering>(
+      converter, patterns.getContext());
+}
+
+} // namespace kiln

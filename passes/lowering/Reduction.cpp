@@ -1,0 +1,337 @@
+//===- Reduction.cpp - Lower reductions and softmax to linalg -------------===//
+//
+// This file implements the reduction family: every Reduce* op in every version
+// (axes as attribute before opset 13/18, as input after), Softmax and LogSoftmax
+// (one axis from opset 13, "coerced to 2-D" before), and the global pools. A
+// reduction is a linalg.generic over the input with the reduced dimensions as
+// reduction iterators into a filled accumulator, reshaped for keepdims.
+//
+//===----------------------------------------------------------------------===//
+#include "passes/lowering/Reduction.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace mlir;
+
+namespace kiln {
+
+Value reduceDims(OpBuilder &b, Location loc, Value input, ArrayRef<bool> reduced,
+                 double init, ReduceCombiner combine, ScalarMap pre) {
+  auto type = cast<RankedTensorType>(input.getType());
+  int64_t rank = type.getRank();
+  MLIRContext *ctx = b.getContext();
+  SmallVector<int64_t> shape;
+  SmallVector<AffineExpr> outExprs;
+  SmallVector<utils::IteratorType> iterators;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (reduced[d]) {
+      iterators.push_back(utils::IteratorType::reduction);
+      continue;
+    }
+    iterators.push_back(utils::IteratorType::parallel);
+    shape.push_back(type.getDimSize(d));
+    outExprs.push_back(getAffineDimExpr(d, ctx));
+  }
+  auto outType = RankedTensorType::get(shape, type.getElementType());
+  Value initValue = scalarConstant(b, loc, type.getElementType(), init);
+  Value acc = b.create<linalg::FillOp>(loc, initValue, emptyTensor(b, loc, outType))
+                  .getResult(0);
+  auto generic = b.create<linalg::GenericOp>(
+      loc, TypeRange{outType}, ValueRange{input}, ValueRange{acc},
+      ArrayRef<AffineMap>{AffineMap::getMultiDimIdentityMap(rank, ctx),
+                          AffineMap::get(rank, 0, outExprs, ctx)},
+      iterators, [&](OpBuilder &nb, Location nl, ValueRange args) {
+        Value x = pre ? pre(nb, nl, args[0]) : args[0];
+        nb.create<linalg::YieldOp>(nl, combine(nb, nl, args[1], x));
+      });
+  return generic.getResult(0);
+}
+
+Value reduceKeepDims(OpBuilder &b, Location loc, Value input, ArrayRef<bool> reduced,
+                     double init, ReduceCombiner combine, ScalarMap pre) {
+  auto type = cast<RankedTensorType>(input.getType());
+  Value r = reduceDims(b, loc, input, reduced, init, combine, pre);
+  SmallVector<int64_t> kept;
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    kept.push_back(reduced[d] ? 1 : type.getDimSize(d));
+  return reshapeTo(b, loc, r, RankedTensorType::get(kept, type.getElementType()));
+}
+
+namespace {
+
+bool isFloat(Type t) { return isa<FloatType>(getElementTypeOrSelf(t)); }
+
+Value add(OpBuilder &b, Location l, Value x, Value y) {
+  return isFloat(x.getType()) ? b.create<arith::AddFOp>(l, x, y).getResult()
+                              : b.create<arith::AddIOp>(l, x, y).getResult();
+}
+Value mul(OpBuilder &b, Location l, Value x, Value y) {
+  return isFloat(x.getType()) ? b.create<arith::MulFOp>(l, x, y).getResult()
+                              : b.create<arith::MulIOp>(l, x, y).getResult();
+}
+
+double lowest(Type t, bool isUnsigned) {
+  if (isa<FloatType>(t))
+    return -std::numeric_limits<double>::infinity();
+  if (isUnsigned)
+    return 0;
+  return -std::ldexp(1.0, t.getIntOrFloatBitWidth() - 1);
+}
+double highest(Type t, bool isUnsigned) {
+  if (isa<FloatType>(t))
+    return std::numeric_limits<double>::infinity();
+  unsigned w = t.getIntOrFloatBitWidth();
+  // Within double precision for the widths that matter (<= 32 bits); 64-bit
+  // integers clamp to the largest exactly representable value.
+  return std::ldexp(1.0, isUnsigned ? std::min(w, 53u) : std::min(w - 1, 53u)) - 1;
+}
+
+/// Reduce* of every version.
+struct ReduceLowering : ConversionPattern {
+  ReduceLowering(TypeConverter &converter, MLIRContext *ctx)
+      : ConversionPattern(converter, MatchAnyOpTypeTag(), 1, ctx) {}
+
+  LogicalResult
+  matchAndRewrite(Operation *op, ArrayRef<Value> operands,
+                  ConversionPatternRewriter &rewriter) const override {
+    StringRef full = op->getName().getStringRef();
+    if (!full.starts_with("onnx.Reduce"))
+      return failure();
+    StringRef kind = full.drop_front(strlen("onnx.Reduce"));
+    kind = kind.take_until([](char c) { return c == 'V'; });
+    auto resultType = dyn_cast_or_null<RankedTensorType>(
+        getTypeConverter()->convertType(op->getResult(0).getType()));
+    auto src = dyn_cast<RankedTensorType>(operands[0].getType());
+    if (!resultType || !src)
+      return failure();
+    int64_t rank = src.getRank();
+    SmallVector<int64_t> axes;
+    bool axesGiven = false;
+    if (auto attr = op->getAttrOfType<ArrayAttr>("axes")) {
+      for (Attribute a : attr)
+        axes.push_back(cast<IntegerAttr>(a).getInt());
+      axesGiven = true;
+    } else if (operands.size() > 1 && isa<RankedTensorType>(operands[1].getType())) {
+      if (!getConstantInts(op->getOperand(1), axes))
+        return failure();
+      axesGiven = true;
+    }
+    bool noop = false;
+    if (auto a = op->getAttrOfType<IntegerAttr>("noop_with_empty_axes"))
+      noop = a.getInt() != 0;
+    Location loc = op->getLoc();
+    if (axes.empty() && noop) {
+      rewriter.replaceOp(op, reshapeTo(rewriter, loc, operands[0], resultType));
+      return success();
+    }
+    SmallVector<bool> reduced(rank, axes.empty());
+    for (int64_t axis : axes) {
+      if (!normalizeAxis(axis, rank))
+        return failure();
+      reduced[axis] = true;
+    }
+    Type elem = src.getElementType();
+    bool isUnsigned = elemKind(op->getOperand(0).getType()) == ElemKind::Unsigned;
+    bool fl = isa<FloatType>(elem);
+    if (!fl && (kind == "L2" || kind == "LogSum" || kind == "LogSumExp"))
+      return failure();
+    ReduceCombiner sum = [](OpBuilder &b, Location l, Value acc, Value x) {
+      return add(b, l, acc, x);
+    };
+    Value in = operands[0];
+    Value r;
+    if (kind == "Sum" || kind == "Mean") {
+      r = reduceDims(rewriter, loc, in, reduced, 0, sum);
+    } else if (kind == "SumSquare" || kind == "L2") {
+      r = reduceDims(rewriter, loc, in, reduced, 0, sum,
+                     [](OpBuilder &b, Location l, Value x) { return mul(b, l, x, x); });
+    } else if (kind == "L1") {
+      r = reduceDims(rewriter, loc, in, reduced, 0, sum,
+                     [](OpBuilder &b, Location l, Value x) -> Value {
+                       if (isFloat(x.getType()))
+                         return b.create<math::AbsFOp>(l, x);
+                       return b.create<math::AbsIOp>(l, x);
+                     });
+    } else if (kind == "Prod") {
+      r = reduceDims(rewriter, loc, in, reduced, 1,
+                     [](OpBuilder &b, Location l, Value acc, Value x) {
+                       return mul(b, l, acc, x);
+                     });
+    } else if (kind == "Max" || kind == "Min") {
+      bool isMax = kind == "Max";
+      r = reduceDims(
+          rewriter, loc, in, reduced,
+          isMax ? lowest(elem, isUnsigned) : highest(elem, isUnsigned),
+          [isMax, isUnsigned](OpBuilder &b, Location l, Value acc, Value x) -> Value {
+            if (isFloat(x.getType()))
+              return isMax ? b.create<arith::MaximumFOp>(l, acc, x).getResult()
+                           : b.create<arith::MinimumFOp>(l, acc, x).getResult();
+            if (isUnsigned)
+              return isMax ? b.create<arith::MaxUIOp>(l, acc, x).getResult()
+                           : b.create<arith::MinUIOp>(l, acc, x).getResult();
+            return isMax ? b.create<arith::MaxSIOp>(l, acc, x).getResult()
+                         : b.create<arith::MinSIOp>(l, acc, x).getResult();
+          });
+    } else if (kind == "LogSum") {
+      r = reduceDims(rewriter, loc, in, reduced, 0, sum);
+    } else if (kind == "LogSumExp") {
+      // log(sum(exp(x - max))) + max, for range.
+      Value m = reduceKeepDims(rewriter, loc, in, reduced, lowest(elem, false),
+                               [](OpBuilder &b, Location l, Value acc, Value x) {
+                                 return b.create<arith::MaximumFOp>(l, acc, x).getResult();
+                               });
+      Value shifted = buildElementwise(
+          rewriter, loc, src, ValueRange{in, m},
+          [](OpBuilder &b, Location l, ValueRange a) -> Value {
+            return b.create<math::ExpOp>(l, b.create<arith::SubFOp>(l, a[0], a[1]));
+          });
+      Value s = reduceKeepDims(rewriter, loc, shifted, reduced, 0, sum);
+      Value lse = buildElementwise(
+          rewriter, loc, cast<RankedTensorType>(m.getType()), ValueRange{s, m},
+          [](OpBuilder &b, Location l, ValueRange a) -> Value {
+            return b.create<arith::AddFOp>(l, b.create<math::LogOp>(l, a[0]), a[1]);
+          });
+      rewriter.replaceOp(op, reshapeTo(rewriter, loc, lse, resultType));
+      return success();
+    } else {
+      return failure();
+    }
+    auto rType = cast<RankedTensorType>(r.getType());
+    if (kind == "Mean" || kind == "L2" || kind == "LogSum") {
+      int64_t count = 1;
+      for (int64_t d = 0; d < rank; ++d)
+        if (reduced[d])
+          count *= src.getDimSize(d);
+      r = buildElementwise(rewriter, loc, rType, ValueRange{r},
+                           [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+                             if (kind == "L2")
+                               return b.create<math::SqrtOp>(l, a[0]);
+                             if (kind == "LogSum")
+                               return b.create<math::LogOp>(l, a[0]);
+                             Value c = scalarConstant(b, l, elem, count);
+                             if (fl)
+                               return b.create<arith::DivFOp>(l, a[0], c);
+                             if (isUnsigned)
+                               return b.create<arith::DivUIOp>(l, a[0], c);
+                             return b.create<arith::DivSIOp>(l, a[0], c);
+                           });
+    }
+    rewriter.replaceOp(op, reshapeTo(rewriter, loc, r, resultType));
+    return success();
+  }
+};
+
+/// Softmax / LogSoftmax: exp(x - max) / sum, over one axis (opset >= 13) or over
+/// every axis from `axis` on (earlier opsets).
+struct SoftmaxLowering : ConversionPattern {
+  SoftmaxLowering(TypeConverter &converter, MLIRContext *ctx)
+      : ConversionPattern(converter, MatchAnyOpTypeTag(), 1, ctx) {}
+  LogicalResult
+  matchAndRewrite(Operation *op, ArrayRef<Value> operands,
+                  ConversionPatternRewriter &rewriter) const override {
+    StringRef name = op->getName().getStringRef();
+    bool isLog = name == "onnx.LogSoftmax";
+    if (name != "onnx.Softmax" && !isLog)
+      return failure();
+    auto type = cast<RankedTensorType>(operands[0].getType());
+    if (!isa<FloatType>(type.getElementType()))
+      return failure();
+    int64_t rank = type.getRank();
+    int64_t opset = 13;
+    if (auto m = op->getParentOfType<ModuleOp>())
+      if (auto a = m->getAttrOfType<IntegerAttr>("onnx.opset"))
+        opset = a.getInt();
+    int64_t axis = opset >= 13 ? -1 : 1;
+    if (auto a = op->getAttrOfType<IntegerAttr>("axis"))
+      axis = a.getInt();
+    if (!normalizeAxis(axis, rank))
+      return failure();
+    SmallVector<bool> reduced(rank, false);
+    for (int64_t d = axis; d < rank; ++d)
+      reduced[d] = opset >= 13 ? d == axis : true;
+    Location loc = op->getLoc();
+    Value x = operands[0];
+    Value m = reduceKeepDims(rewriter, loc, x, reduced,
+                             -std::numeric_limits<double>::infinity(),
+                             [](OpBuilder &b, Location l, Value acc, Value v) {
+                               return b.create<arith::MaximumFOp>(l, acc, v).getResult();
+                             });
+    Value e = buildElementwise(rewriter, loc, type, ValueRange{x, m},
+                               [](OpBuilder &b, Location l, ValueRange a) -> Value {
+                                 return b.create<math::ExpOp>(
+                                     l, b.create<arith::SubFOp>(l, a[0], a[1]));
+                               });
+    Value s = reduceKeepDims(rewriter, loc, e, reduced, 0,
+                             [](OpBuilder &b, Location l, Value acc, Value v) {
+                               return b.create<arith::AddFOp>(l, acc, v).getResult();
+                             });
+    Value result;
+    if (isLog)
+      result = buildElementwise(
+          rewriter, loc, type, ValueRange{x, m, s},
+          [](OpBuilder &b, Location l, ValueRange a) -> Value {
+            Value shifted = b.create<arith::SubFOp>(l, a[0], a[1]);
+            return b.create<arith::SubFOp>(l, shifted, b.create<math::LogOp>(l, a[2]));
+          });
+    else
+      result = buildElementwise(rewriter, loc, type, ValueRange{e, s},
+                                [](OpBuilder &b, Location l, ValueRange a) -> Value {
+                                  return b.create<arith::DivFOp>(l, a[0], a[1]);
+                                });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+/// GlobalAveragePool / GlobalMaxPool: reduce every spatial dimension, keepdims.
+struct GlobalPoolLowering : ConversionPattern {
+  GlobalPoolLowering(TypeConverter &converter, MLIRContext *ctx)
+      : ConversionPattern(converter, MatchAnyOpTypeTag(), 1, ctx) {}
+  LogicalResult
+  matchAndRewrite(Operation *op, ArrayRef<Value> operands,
+                  ConversionPatternRewriter &rewriter) const override {
+    StringRef name = op->getName().getStringRef();
+    bool isMax = name == "onnx.GlobalMaxPool";
+    if (name != "onnx.GlobalAveragePool" && !isMax)
+      return failure();
+    auto type = cast<RankedTensorType>(operands[0].getType());
+    int64_t rank = type.getRank();
+    SmallVector<bool> reduced(rank, true);
+    reduced[0] = reduced[1] = false;
+    Location loc = op->getLoc();
+    Value r;
+    if (isMax) {
+      r = reduceKeepDims(rewriter, loc, operands[0], reduced,
+                         -std::numeric_limits<double>::infinity(),
+                         [](OpBuilder &b, Location l, Value acc, Value v) {
+                           return b.create<arith::MaximumFOp>(l, acc, v).getResult();
+                         });
+    } else {
+      int64_t count = 1;
+      for (int64_t d = 2; d < rank; ++d)
+        count *= type.getDimSize(d);
+      Value s = reduceKeepDims(rewriter, loc, operands[0], reduced, 0,
+                               [](OpBuilder &b, Location l, Value acc, Value v) {
+                                 return b.create<arith::AddFOp>(l, acc, v).getResult();
+                               });
+      r = buildElementwise(rewriter, loc, cast<RankedTensorType>(s.getType()), ValueRange{s},
+                           [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+                             return b.create<arith::DivFOp>(
+                                 l, a[0], scalarConstant(b, l, type.getElementType(), count));
+                           });
+    }
+    rewriter.replaceOp(op, r);
+    return success();
+  }
+};
+
+} // namespace
+
+void populateReductionLoweringPatterns(RewritePatternSet &patterns,
+                                       TypeConverter &converter) {
+  patterns.add<ReduceLowering, SoftmaxLowering, GlobalPoolLowering>(
+      converter, patterns.getContext());
+}
+
+} // namespace kiln

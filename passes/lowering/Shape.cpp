@@ -1,0 +1,403 @@
+//===- Shape.cpp - Lower shape and indexing onnx ops to tensor/linalg -----===//
+//
+// This file implements the shape and indexing family: Reshape, Flatten,
+// Squeeze/Unsqueeze (all versions) become collapse/expand reshapes to the inferred
+// result type; Transpose a linalg.transpose; Concat and Split insert/extract
+// slices; Slice, Tile and Expand linalg.generics whose indexing maps do the
+// addressing; Gather a generic that reads with tensor.extract; Shape, Size and
+// ConstantOfShape constants. Operands that decide shapes (Slice's starts, Tile's
+// repeats, ...) must be compile-time constants: shapes are static in Kiln.
+//
+//===----------------------------------------------------------------------===//
+#include "passes/lowering/LoweringUtils.h"
+
+using namespace mlir;
+
+namespace kiln {
+namespace {
+
+RankedTensorType resultTypeOf(const TypeConverter *converter, Operation *op,
+                              unsigned index = 0) {
+  return dyn_cast_or_null<RankedTensorType>(
+      converter->convertType(op->getResult(index).getType()));
+}
+
+/// Ops whose result is their input with another static shape.
+struct ReshapeLikeLowering : ConversionPattern {
+  ReshapeLikeLowering(TypeConverter &converter, MLIRContext *ctx)
+      : ConversionPattern(converter, MatchAnyOpTypeTag(), 1, ctx) {}
+  LogicalResult
+  matchAndRewrite(Operation *op, ArrayRef<Value> operands,
+                  ConversionPatternRewriter &rewriter) const override {
+    StringRef name = op->getName().getStringRef();
+    if (!llvm::is_contained({"onnx.Reshape", "onnx.ReshapeV1", "onnx.Flatten",
+                             "onnx.Squeeze", "onnx.SqueezeV11", "onnx.Unsqueeze",
+                             "onnx.UnsqueezeV11"},
+                            name))
+      return failure();
+    RankedTensorType type = resultTypeOf(getTypeConverter(), op);
+    auto src = dyn_cast<RankedTensorType>(operands[0].getType());
+    if (!type || !src || !type.hasStaticShape() || !src.hasStaticShape() ||
+        type.getNumElements() != src.getNumElements())
+      return failure();
+    rewriter.replaceOp(op, reshapeTo(rewriter, op->getLoc(), operands[0], type));
+    return success();
+  }
+};
+
+struct TransposeLowering : OpConversionPattern<onnx::TransposeOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(onnx::TransposeOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto type = resultTypeOf(getTypeConverter(), op);
+    int64_t rank = type.getRank();
+    SmallVector<int64_t> perm;
+    if (auto p = op.getPerm()) {
+      for (Attribute a : *p)
+        perm.push_back(cast<IntegerAttr>(a).getInt());
+    } else {
+      for (int64_t i = rank - 1; i >= 0; --i)
+        perm.push_back(i);
+    }
+    auto t = rewriter.create<linalg::TransposeOp>(
+        op.getLoc(), adaptor.getData(), emptyTensor(rewriter, op.getLoc(), type), perm);
+    rewriter.replaceOp(op, t.getResult());
+    return success();
+  }
+};
+
+struct ConcatLowering : OpConversionPattern<onnx::ConcatOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(onnx::ConcatOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto type = resultTypeOf(getTypeConverter(), op);
+    int64_t axis = op.getAxis() ? static_cast<int64_t>(*op.getAxis()) : 1;
+    if (!normalizeAxis(axis, type.getRank()))
+      return failure();
+    Location loc = op.getLoc();
+    Value result = emptyTensor(rewriter, loc, type);
+    int64_t offset = 0;
+    for (Value in : adaptor.getInputs()) {
+      auto t = cast<RankedTensorType>(in.getType());
+      if (t.getNumElements() == 0)
+        continue;
+      SmallVector<OpFoldResult> offsets(type.getRank(), rewriter.getIndexAttr(0));
+      SmallVector<OpFoldResult> sizes, strides(type.getRank(), rewriter.getIndexAttr(1));
+      for (int64_t d : t.getShape())
+        sizes.push_back(rewriter.getIndexAttr(d));
+      offsets[axis] = rewriter.getIndexAttr(offset);
+      result = rewriter.create<tensor::InsertSliceOp>(loc, in, result, offsets, sizes, strides);
+      offset += t.getDimSize(axis);
+    }
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+/// Split (opset 13 and 18, with or without a `split` input) and SplitV11 (attr).
+struct SplitLowering : ConversionPattern {
+  SplitLowering(TypeConverter &converter, MLIRContext *ctx)
+      : ConversionPattern(converter, MatchAnyOpTypeTag(), 1, ctx) {}
+  LogicalResult
+  matchAndRewrite(Operation *op, ArrayRef<Value> operands,
+                  ConversionPatternRewriter &rewriter) const override {
+    StringRef name = op->getName().getStringRef();
+    if (name != "onnx.Split" && name != "onnx.SplitV11")
+      return failure();
+    auto src = cast<RankedTensorType>(operands[0].getType());
+    int64_t axis = 0;
+    if (auto a = op->getAttrOfType<IntegerAttr>("axis"))
+      axis = a.getInt();
+    if (!normalizeAxis(axis, src.getRank()))
+      return failure();
+    Location loc = op->getLoc();
+    SmallVector<Value> results;
+    int64_t offset = 0;
+    for (unsigned i = 0; i < op->getNumResults(); ++i) {
+      RankedTensorType type = resultTypeOf(getTypeConverter(), op, i);
+      if (!type)
+        return failure();
+      SmallVector<OpFoldResult> offsets(src.getRank(), rewriter.getIndexAttr(0));
+      SmallVector<OpFoldResult> sizes, strides(src.getRank(), rewriter.getIndexAttr(1));
+      for (int64_t d : type.getShape())
+        sizes.push_back(rewriter.getIndexAttr(d));
+      offsets[axis] = rewriter.getIndexAttr(offset);
+      results.push_back(rewriter.create<tensor::ExtractSliceOp>(
+          loc, type, operands[0], offsets, sizes, strides));
+      offset += type.getDimSize(axis);
+    }
+    rewriter.replaceOp(op, results);
+    return success();
+  }
+};
+
+/// Slice with constant starts/ends/axes/steps: a generic reading
+/// input[start + step * i] per sliced axis (negative steps included).
+struct SliceLowering : OpConversionPattern<onnx::SliceOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(onnx::SliceOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto type = resultTypeOf(getTypeConverter(), op);
+    auto src = cast<RankedTensorType>(adaptor.getData().getType());
+    int64_t rank = src.getRank();
+    SmallVector<int64_t> starts, ends, axes, steps;
+    if (!getConstantInts(op.getStarts(), starts) || !getConstantInts(op.getEnds(), ends))
+      return failure();
+    if (!isa<NoneType>(op.getAxes().getType())) {
+      if (!getConstantInts(op.getAxes(), axes))
+        return failure();
+    } else {
+      for (size_t i = 0; i < starts.size(); ++i)
+        axes.push_back(i);
+    }
+    if (!isa<NoneType>(op.getSteps().getType())) {
+      if (!getConstantInts(op.getSteps(), steps))
+        return failure();
+    } else {
+      steps.assign(starts.size(), 1);
+    }
+    SmallVector<int64_t> begin(rank, 0), stride(rank, 1);
+    for (size_t i = 0; i < axes.size(); ++i) {
+      int64_t axis = axes[i];
+      if (!normalizeAxis(axis, rank) || steps[i] == 0)
+        return failure();
+      int64_t dim = src.getDimSize(axis), s = starts[i];
+      if (s < 0)
+        s += dim;
+      // Clamp as ONNX does: [0, dim] for positive steps, [0, dim-1] for negative.
+      s = steps[i] > 0 ? std::clamp<int64_t>(s, 0, dim) : std::clamp<int64_t>(s, 0, dim - 1);
+      begin[axis] = s;
+      stride[axis] = steps[i];
+    }
+    MLIRContext *ctx = rewriter.getContext();
+    SmallVector<AffineExpr> exprs;
+    for (int64_t d = 0; d < rank; ++d)
+      exprs.push_back(getAffineDimExpr(d, ctx) * stride[d] + begin[d]);
+    AffineMap in = AffineMap::get(rank, 0, exprs, ctx);
+    AffineMap out = AffineMap::getMultiDimIdentityMap(rank, ctx);
+    if (type.getNumElements() == 0) {
+      rewriter.replaceOp(op, emptyTensor(rewriter, op.getLoc(), type));
+      return success();
+    }
+    auto generic = rewriter.create<linalg::GenericOp>(
+        op.getLoc(), TypeRange{type}, ValueRange{adaptor.getData()},
+        ValueRange{emptyTensor(rewriter, op.getLoc(), type)},
+        ArrayRef<AffineMap>{in, out},
+        SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
+        [](OpBuilder &b, Location l, ValueRange args) {
+          b.create<linalg::YieldOp>(l, args[0]);
+        });
+    rewriter.replaceOp(op, generic.getResult(0));
+    return success();
+  }
+};
+
+/// Expand and Tile: generics whose input map broadcasts (Expand) or wraps (Tile).
+struct ExpandLowering : OpConversionPattern<onnx::ExpandOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(onnx::ExpandOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto type = resultTypeOf(getTypeConverter(), op);
+    rewriter.replaceOp(op, buildElementwise(rewriter, op.getLoc(), type,
+                                            ValueRange{adaptor.getInput()},
+                                            [](OpBuilder &, Location, ValueRange a) {
+                                              return a[0];
+                                            }));
+    return success();
+  }
+};
+
+struct TileLowering : OpConversionPattern<onnx::TileOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(onnx::TileOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto type = resultTypeOf(getTypeConverter(), op);
+    auto src = cast<RankedTensorType>(adaptor.getInput().getType());
+    int64_t rank = src.getRank();
+    MLIRContext *ctx = rewriter.getContext();
+    SmallVector<AffineExpr> exprs;
+    for (int64_t d = 0; d < rank; ++d)
+      exprs.push_back(getAffineDimExpr(d, ctx) % src.getDimSize(d));
+    if (type.getNumElements() == 0) {
+      rewriter.replaceOp(op, emptyTensor(rewriter, op.getLoc(), type));
+      return success();
+    }
+    auto generic = rewriter.create<linalg::GenericOp>(
+        op.getLoc(), TypeRange{type}, ValueRange{adaptor.getInput()},
+        ValueRange{emptyTensor(rewriter, op.getLoc(), type)},
+        ArrayRef<AffineMap>{AffineMap::get(rank, 0, exprs, ctx),
+                            AffineMap::getMultiDimIdentityMap(rank, ctx)},
+        SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
+        [](OpBuilder &b, Location l, ValueRange args) {
+          b.create<linalg::YieldOp>(l, args[0]);
+        });
+    rewriter.replaceOp(op, generic.getResult(0));
+    return success();
+  }
+};
+
+/// Gather: out[a..., i..., b...] = data[a..., idx[i...], b...].
+struct GatherLowering : OpConversionPattern<onnx::GatherOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(onnx::GatherOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto type = resultTypeOf(getTypeConverter(), op);
+    Value data = adaptor.getData(), indices = adaptor.getIndices();
+    auto dataType = cast<RankedTensorType>(data.getType());
+    auto idxType = cast<RankedTensorType>(indices.getType());
+    int64_t axis = static_cast<int64_t>(op.getAxis());
+    if (!normalizeAxis(axis, dataType.getRank()))
+      return failure();
+    int64_t rank = type.getRank(), idxRank = idxType.getRank();
+    MLIRContext *ctx = rewriter.getContext();
+    SmallVector<AffineExpr> idxExprs;
+    for (int64_t i = 0; i < idxRank; ++i)
+      idxExprs.push_back(getAffineDimExpr(axis + i, ctx));
+    AffineMap idxMap = AffineMap::get(rank, 0, idxExprs, ctx);
+    if (type.getNumElements() == 0) {
+      rewriter.replaceOp(op, emptyTensor(rewriter, op.getLoc(), type));
+      return success();
+    }
+    int64_t dim = dataType.getDimSize(axis);
+    auto generic = rewriter.create<linalg::GenericOp>(
+        op.getLoc(), TypeRange{type}, ValueRange{indices},
+        ValueRange{emptyTensor(rewriter, op.getLoc(), type)},
+        ArrayRef<AffineMap>{idxMap, AffineMap::getMultiDimIdentityMap(rank, ctx)},
+        SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
+        [&](OpBuilder &b, Location l, ValueRange args) {
+          Value idx = b.create<arith::IndexCastOp>(l, b.getIndexType(), args[0]);
+          // Negative indices count from the end.
+          Value zero = b.create<arith::ConstantIndexOp>(l, 0);
+          Value neg = b.create<arith::CmpIOp>(l, arith::CmpIPredicate::slt, idx, zero);
+          Value wrapped = b.create<arith::AddIOp>(l, idx, b.create<arith::ConstantIndexOp>(l, dim));
+          idx = b.create<arith::SelectOp>(l, neg, wrapped, idx);
+          SmallVector<Value> coords;
+          for (int64_t d = 0; d < axis; ++d)
+            coords.push_back(b.create<linalg::IndexOp>(l, d));
+          coords.push_back(idx);
+          for (int64_t d = axis + 1; d < dataType.getRank(); ++d)
+            coords.push_back(b.create<linalg::IndexOp>(l, d - 1 + idxRank));
+          b.create<linalg::YieldOp>(l, b.create<tensor::ExtractOp>(l, data, coords).getResult());
+        });
+    rewriter.replaceOp(op, generic.getResult(0));
+    return success();
+  }
+};
+
+/// Shape, Size and ConstantOfShape fold to constants: every shape is static.
+struct ShapeConstantLowering : ConversionPattern {
+  ShapeConstantLowering(TypeConverter &converter, MLIRContext *ctx)
+      : ConversionPattern(converter, MatchAnyOpTypeTag(), 1, ctx) {}
+  LogicalResult
+  matchAndRewrite(Operation *op, ArrayRef<Value> operands,
+                  ConversionPatternRewriter &rewriter) const override {
+    StringRef name = op->getName().getStringRef();
+    RankedTensorType type = resultTypeOf(getTypeConverter(), op);
+    if (!type)
+      return failure();
+    Attribute value;
+    if (name == "onnx.Shape") {
+      auto src = cast<RankedTensorType>(operands[0].getType());
+      int64_t rank = src.getRank();
+      int64_t start = 0, end = rank;
+      if (auto a = op->getAttrOfType<IntegerAttr>("start"))
+        start = a.getInt();
+      if (auto a = op->getAttrOfType<IntegerAttr>("end"))
+        end = a.getInt();
+      start = std::clamp<int64_t>(start < 0 ? start + rank : start, 0, rank);
+      end = std::clamp<int64_t>(end < 0 ? end + rank : end, 0, rank);
+      SmallVector<int64_t> dims(src.getShape().begin() + start,
+                                src.getShape().begin() + std::max(start, end));
+      value = DenseElementsAttr::get(type, ArrayRef<int64_t>(dims));
+    } else if (name == "onnx.Size") {
+      auto src = cast<RankedTensorType>(operands[0].getType());
+      value = DenseElementsAttr::get(type, src.getNumElements());
+    } else if (name == "onnx.ConstantOfShape") {
+      Attribute fillAttr;
+      if (auto v = op->getAttrOfType<DenseElementsAttr>("value")) {
+        auto elem = type.getElementType();
+        auto raw = v.bitcast(elem);
+        fillAttr = raw.getSplatValue<Attribute>();
+      } else {
+        fillAttr = rewriter.getFloatAttr(type.getElementType(), 0.0);
+      }
+      value = DenseElementsAttr::get(type, fillAttr);
+    } else {
+      return failure();
+    }
+    rewriter.replaceOpWithNewOp<arith::ConstantOp>(op, type, cast<TypedAttr>(value));
+    return success();
+  }
+};
+
+/// Pad in constant mode with constant pads: tensor.pad.
+struct PadLowering : OpConversionPattern<onnx::PadOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(onnx::PadOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (op.getMode() != "constant")
+      return failure();
+    auto type = resultTypeOf(getTypeConverter(), op);
+    auto src = cast<RankedTensorType>(adaptor.getData().getType());
+    int64_t rank = src.getRank();
+    SmallVector<int64_t> pads, axes;
+    if (!getConstantInts(op.getPads(), pads))
+      return failure();
+    if (!isa<NoneType>(op.getAxes().getType())) {
+      if (!getConstantInts(op.getAxes(), axes))
+        return failure();
+    } else {
+      for (int64_t i = 0; i < rank; ++i)
+        axes.push_back(i);
+    }
+    if (pads.size() != 2 * axes.size())
+      return failure();
+    SmallVector<int64_t> low(rank, 0), high(rank, 0);
+    for (size_t i = 0; i < axes.size(); ++i) {
+      int64_t axis = axes[i];
+      if (!normalizeAxis(axis, rank) || pads[i] < 0 || pads[i + axes.size()] < 0)
+        return failure(); // negative pads (cropping) are not lowered yet
+      low[axis] = pads[i];
+      high[axis] = pads[i + axes.size()];
+    }
+    Location loc = op.getLoc();
+    Value fill;
+    if (!isa<NoneType>(op.getConstantValue().getType())) {
+      Value cv = adaptor.getConstantValue();
+      auto cvType = cast<RankedTensorType>(cv.getType());
+      SmallVector<Value> zeros(cvType.getRank(),
+                               rewriter.create<arith::ConstantIndexOp>(loc, 0));
+      fill = rewriter.create<tensor::ExtractOp>(loc, cv, zeros);
+    } else {
+      fill = scalarConstant(rewriter, loc, type.getElementType(), 0);
+    }
+    auto pad = rewriter.create<tensor::PadOp>(loc, type, adaptor.getData(), low, high,
+                                              ValueRange{}, ValueRange{});
+    Block *block = rewriter.createBlock(&pad.getRegion());
+    for (int64_t i = 0; i < rank; ++i)
+      block->addArgument(rewriter.getIndexType(), loc);
+    rewriter.setInsertionPointToEnd(block);
+    rewriter.create<tensor::YieldOp>(loc, fill);
+    rewriter.setInsertionPointAfter(pad);
+    rewriter.replaceOp(op, pad.getResult());
+    return success();
+  }
+};
+
+} // namespace
+
+void populateShapeLoweringPatterns(RewritePatternSet &patterns,
+                                   TypeConverter &converter) {
+  patterns.add<ReshapeLikeLowering, TransposeLowering, ConcatLowering, SplitLowering,
+               SliceLowering, ExpandLowering, TileLowering, GatherLowering,
+               ShapeConstantLowering, PadLowering>(converter, patterns.getContext());
+}
+
+} // namespace kiln
