@@ -57,6 +57,7 @@ struct ConvertOnnxToLinalgPass
     kiln::populateShapeLoweringPatterns(patterns, converter);
     kiln::populateReductionLoweringPatterns(patterns, converter);
     kiln::populateNormalizationLoweringPatterns(patterns, converter);
+    kiln::populateConvPoolLoweringPatterns(patterns, converter);
     populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(patterns, converter);
     populateReturnOpTypeConversionPattern(patterns, converter);
 

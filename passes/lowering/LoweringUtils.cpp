@@ -73,6 +73,13 @@ Value reshapeTo(OpBuilder &b, Location loc, Value value, RankedTensorType type) 
   auto src = cast<RankedTensorType>(value.getType());
   if (src == type)
     return value;
+  // A scalar becomes an all-ones shape (and back) with an empty reassociation.
+  if (src.getRank() == 0)
+    return b.create<tensor::ExpandShapeOp>(loc, type, value,
+                                           ArrayRef<ReassociationIndices>{});
+  if (type.getRank() == 0)
+    return b.create<tensor::CollapseShapeOp>(loc, type, value,
+                                             ArrayRef<ReassociationIndices>{});
   // Collapse everything to 1-D (or rank 0), then expand to the target.
   auto flatType = RankedTensorType::get({src.getNumElements()}, src.getElementType());
   Value flat = value;

@@ -72,6 +72,8 @@ void populateReductionLoweringPatterns(mlir::RewritePatternSet &patterns,
                                        mlir::TypeConverter &converter);
 void populateNormalizationLoweringPatterns(mlir::RewritePatternSet &patterns,
                                            mlir::TypeConverter &converter);
+void populateConvPoolLoweringPatterns(mlir::RewritePatternSet &patterns,
+                                      mlir::TypeConverter &converter);
 
 } // namespace kiln
 

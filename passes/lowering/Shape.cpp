@@ -298,6 +298,8 @@ struct ShapeConstantLowering : ConversionPattern {
   matchAndRewrite(Operation *op, ArrayRef<Value> operands,
                   ConversionPatternRewriter &rewriter) const override {
     StringRef name = op->getName().getStringRef();
+    if (name != "onnx.Shape" && name != "onnx.Size" && name != "onnx.ConstantOfShape")
+      return failure();
     RankedTensorType type = resultTypeOf(getTypeConverter(), op);
     if (!type)
       return failure();

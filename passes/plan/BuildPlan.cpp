@@ -42,7 +42,7 @@ func::FuncOp outline(OpBuilder &b, kiln::KernelOp kernel) {
     argTypes.push_back(bufferType(t));
   auto func = b.create<func::FuncOp>(kernel.getLoc(), kernel.getName(),
                                      b.getFunctionType(argTypes, {}));
-  func.setPrivate();
+  // Public: each kernel is an external symbol of the target's object.
   func->setAttr("kiln.kernel", b.getUnitAttr());
   Block *entry = func.addEntryBlock();
   OpBuilder fb = OpBuilder::atBlockEnd(entry);

@@ -1,0 +1,296 @@
+//===- ConvPool.cpp - Lower convolution and pooling to linalg -------------===//
+//
+// This file implements the convolution and pooling family for any number of
+// spatial dimensions. Conv is one linalg.generic over (n, f, out..., c, k...) that
+// reads the zero-padded input at out * stride + k * dilation and the group's input
+// channel (f floordiv M/group) * C/group + c, so grouped and depthwise convolutions
+// need no special case; the bias is a broadcast epilogue. MaxPool and AveragePool
+// reduce windows of the padded input (-inf or 0); AveragePool divides by the count
+// of the window's elements that ONNX counts (real ones, or real and explicit pads
+// with count_include_pad), obtained by pooling a tensor of ones the same way.
+//
+//===----------------------------------------------------------------------===//
+#include "passes/lowering/LoweringUtils.h"
+
+#include <limits>
+
+using namespace mlir;
+
+namespace kiln {
+namespace {
+
+SmallVector<int64_t> intsOr(Operation *op, StringRef name, size_t n, int64_t dflt) {
+  SmallVector<int64_t> v;
+  if (auto a = op->getAttrOfType<ArrayAttr>(name))
+    for (Attribute x : a)
+      v.push_back(cast<IntegerAttr>(x).getInt());
+  if (v.empty())
+    v.assign(n, dflt);
+  return v;
+}
+
+/// Window geometry of a conv or pool on input spatial sizes `in`.
+struct Window {
+  SmallVector<int64_t> kernel, strides, dilations, padLow, padHigh;
+};
+
+/// Reads kernel/strides/dilations/pads/auto_pad; `out` are the (inferred) output
+/// spatial sizes, used to pad far enough for ceil_mode. False if unsupported.
+bool readWindow(Operation *op, ArrayRef<int64_t> in, ArrayRef<int64_t> kernel,
+                ArrayRef<int64_t> out, Window &w) {
+  size_t n = in.size();
+  w.kernel.assign(kernel.begin(), kernel.end());
+  w.strides = intsOr(op, "strides", n, 1);
+  w.dilations = intsOr(op, "dilations", n, 1);
+  SmallVector<int64_t> pads = intsOr(op, "pads", 2 * n, 0);
+  if (w.strides.size() != n || w.dilations.size() != n || pads.size() != 2 * n)
+    return false;
+  StringRef autoPad = "NOTSET";
+  if (auto a = op->getAttrOfType<StringAttr>("auto_pad"))
+    autoPad = a.getValue();
+  w.padLow.assign(n, 0);
+  w.padHigh.assign(n, 0);
+  for (size_t i = 0; i < n; ++i) {
+    int64_t extent = (w.kernel[i] - 1) * w.dilations[i] + 1;
+    if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
+      int64_t outSize = (in[i] + w.strides[i] - 1) / w.strides[i];
+      int64_t total = std::max<int64_t>(0, (outSize - 1) * w.strides[i] + extent - in[i]);
+      w.padLow[i] = autoPad == "SAME_UPPER" ? total / 2 : total - total / 2;
+      w.padHigh[i] = total - w.padLow[i];
+    } else if (autoPad == "VALID") {
+      // no padding
+    } else if (autoPad == "NOTSET") {
+      w.padLow[i] = pads[i];
+      w.padHigh[i] = pads[i + n];
+    } else {
+      return false;
+    }
+    if (w.padLow[i] < 0 || w.padHigh[i] < 0)
+      return false;
+    // ceil_mode (or any inferred size) may need windows past the end: pad to fit.
+    int64_t needed = (out[i] - 1) * w.strides[i] + extent;
+    int64_t have = in[i] + w.padLow[i] + w.padHigh[i];
+    if (needed > have)
+      w.padHigh[i] += needed - have;
+  }
+  return true;
+}
+
+/// Pads the spatial dims (from dim 2) of `x` with `value`.
+Value padSpatial(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> low,
+                 ArrayRef<int64_t> high, double value) {
+  auto type = cast<RankedTensorType>(x.getType());
+  if (llvm::all_of(low, [](int64_t v) { return v == 0; }) &&
+      llvm::all_of(high, [](int64_t v) { return v == 0; }))
+    return x;
+  SmallVector<int64_t> lo{0, 0}, hi{0, 0}, shape{type.getDimSize(0), type.getDimSize(1)};
+  for (size_t i = 0; i < low.size(); ++i) {
+    lo.push_back(low[i]);
+    hi.push_back(high[i]);
+    shape.push_back(type.getDimSize(i + 2) + low[i] + high[i]);
+  }
+  auto padded = RankedTensorType::get(shape, type.getElementType());
+  auto pad = b.create<tensor::PadOp>(loc, padded, x, lo, hi, ValueRange{}, ValueRange{});
+  OpBuilder::InsertionGuard guard(b);
+  Block *block = b.createBlock(&pad.getRegion());
+  for (int64_t i = 0; i < type.getRank(); ++i)
+    block->addArgument(b.getIndexType(), loc);
+  b.setInsertionPointToEnd(block);
+  b.create<tensor::YieldOp>(loc, scalarConstant(b, loc, type.getElementType(), value));
+  return pad.getResult();
+}
+
+struct ConvLowering : OpConversionPattern<onnx::ConvOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(onnx::ConvOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto xType = cast<RankedTensorType>(adaptor.getX().getType());
+    auto wType = cast<RankedTensorType>(adaptor.getW().getType());
+    auto type = cast<RankedTensorType>(getTypeConverter()->convertType(op.getY().getType()));
+    if (!xType.hasStaticShape() || !wType.hasStaticShape() || !type.hasStaticShape())
+      return failure();
+    int64_t spatial = xType.getRank() - 2;
+    int64_t group = static_cast<int64_t>(op.getGroup());
+    int64_t outChannels = wType.getDimSize(0), groupChannels = wType.getDimSize(1);
+    if (group < 1 || outChannels % group != 0)
+      return failure();
+    Window w;
+    if (!readWindow(op, xType.getShape().drop_front(2), wType.getShape().drop_front(2),
+                    type.getShape().drop_front(2), w))
+      return failure();
+    Location loc = op.getLoc();
+    Value x = padSpatial(rewriter, loc, adaptor.getX(), w.padLow, w.padHigh, 0);
+
+    // Iteration space: n, f, o_0..o_{S-1}, c, k_0..k_{S-1}.
+    MLIRContext *ctx = rewriter.getContext();
+    int64_t numDims = 2 + spatial + 1 + spatial;
+    auto d = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
+    AffineExpr n = d(0), f = d(1), c = d(2 + spatial);
+    int64_t perGroup = outChannels / group;
+    SmallVector<AffineExpr> xExprs{n, f.floorDiv(perGroup) * groupChannels + c};
+    SmallVector<AffineExpr> wExprs{f, c};
+    SmallVector<AffineExpr> yExprs{n, f};
+    for (int64_t i = 0; i < spatial; ++i) {
+      AffineExpr o = d(2 + i), k = d(3 + spatial + i);
+      xExprs.push_back(o * w.strides[i] + k * w.dilations[i]);
+      wExprs.push_back(k);
+      yExprs.push_back(o);
+    }
+    SmallVector<utils::IteratorType> iterators(2 + spatial, utils::IteratorType::parallel);
+    iterators.append(1 + spatial, utils::IteratorType::reduction);
+    Type elem = type.getElementType();
+    Value zero = scalarConstant(rewriter, loc, elem, 0);
+    Value init = rewriter.create<linalg::FillOp>(loc, zero, emptyTensor(rewriter, loc, type))
+                     .getResult(0);
+    auto conv = rewriter.create<linalg::GenericOp>(
+        loc, TypeRange{type}, ValueRange{x, adaptor.getW()}, ValueRange{init},
+        ArrayRef<AffineMap>{AffineMap::get(numDims, 0, xExprs, ctx),
+                            AffineMap::get(numDims, 0, wExprs, ctx),
+                            AffineMap::get(numDims, 0, yExprs, ctx)},
+        iterators, [](OpBuilder &b, Location l, ValueRange a) {
+          Value p = b.create<arith::MulFOp>(l, a[0], a[1]);
+          b.create<linalg::YieldOp>(l, b.create<arith::AddFOp>(l, a[2], p).getResult());
+        });
+    Value y = conv.getResult(0);
+    if (!isa<NoneType>(adaptor.getB().getType())) {
+      auto bType = cast<RankedTensorType>(adaptor.getB().getType());
+      SmallVector<int64_t> shape{bType.getNumElements()};
+      shape.append(spatial, 1);
+      Value bias = reshapeTo(rewriter, loc, adaptor.getB(),
+                             RankedTensorType::get(shape, bType.getElementType()));
+      y = buildElementwise(rewriter, loc, type, ValueRange{y, bias},
+                           [](OpBuilder &b, Location l, ValueRange a) -> Value {
+                             return b.create<arith::AddFOp>(l, a[0], a[1]);
+                           });
+    }
+    rewriter.replaceOp(op, y);
+    return success();
+  }
+};
+
+/// Sums (or maxes) windows of a padded (N, C, spatial...) tensor into `type`.
+Value poolWindows(OpBuilder &b, Location loc, Value x, RankedTensorType type,
+                  const Window &w, bool isMax) {
+  MLIRContext *ctx = b.getContext();
+  int64_t spatial = type.getRank() - 2;
+  int64_t numDims = 2 + 2 * spatial;
+  auto d = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
+  SmallVector<AffineExpr> xExprs{d(0), d(1)}, yExprs{d(0), d(1)}, kExprs;
+  for (int64_t i = 0; i < spatial; ++i) {
+    AffineExpr o = d(2 + i), k = d(2 + spatial + i);
+    xExprs.push_back(o * w.strides[i] + k * w.dilations[i]);
+    yExprs.push_back(o);
+    kExprs.push_back(k);
+  }
+  SmallVector<utils::IteratorType> iterators(2 + spatial, utils::IteratorType::parallel);
+  iterators.append(spatial, utils::IteratorType::reduction);
+  Type elem = type.getElementType();
+  // The window's shape enters through an (unused) kernel-shaped operand so that
+  // the iteration space of the k dims is defined.
+  auto kernelType = RankedTensorType::get(w.kernel, elem);
+  Value kernel = emptyTensor(b, loc, kernelType);
+  double initValue = isMax ? -std::numeric_limits<double>::infinity() : 0.0;
+  Value init = b.create<linalg::FillOp>(loc, scalarConstant(b, loc, elem, initValue),
+                                        emptyTensor(b, loc, type))
+                   .getResult(0);
+  auto generic = b.create<linalg::GenericOp>(
+      loc, TypeRange{type}, ValueRange{x, kernel}, ValueRange{init},
+      ArrayRef<AffineMap>{AffineMap::get(numDims, 0, xExprs, ctx),
+                          AffineMap::get(numDims, 0, kExprs, ctx),
+                          AffineMap::get(numDims, 0, yExprs, ctx)},
+      iterators, [isMax](OpBuilder &nb, Location l, ValueRange a) {
+        Value r = isMax ? nb.create<arith::MaximumFOp>(l, a[2], a[0]).getResult()
+                        : nb.create<arith::AddFOp>(l, a[2], a[0]).getResult();
+        nb.create<linalg::YieldOp>(l, r);
+      });
+  return generic.getResult(0);
+}
+
+struct PoolLowering : ConversionPattern {
+  PoolLowering(TypeConverter &converter, MLIRContext *ctx)
+      : ConversionPattern(converter, MatchAnyOpTypeTag(), 1, ctx) {}
+  LogicalResult
+  matchAndRewrite(Operation *op, ArrayRef<Value> operands,
+                  ConversionPatternRewriter &rewriter) const override {
+    StringRef name = op->getName().getStringRef();
+    bool isMax = name == "onnx.MaxPool";
+    if (!isMax && name != "onnx.AveragePool")
+      return failure();
+    // MaxPool's Indices output is not lowered.
+    for (Value r : op->getResults().drop_front())
+      if (!isa<NoneType>(r.getType()))
+        return failure();
+    auto xType = cast<RankedTensorType>(operands[0].getType());
+    auto type = cast<RankedTensorType>(
+        getTypeConverter()->convertType(op->getResult(0).getType()));
+    if (!isa<FloatType>(xType.getElementType()) || xType.getRank() < 3)
+      return failure();
+    auto kernelAttr = op->getAttrOfType<ArrayAttr>("kernel_shape");
+    if (!kernelAttr)
+      return failure();
+    SmallVector<int64_t> kernel;
+    for (Attribute a : kernelAttr)
+      kernel.push_back(cast<IntegerAttr>(a).getInt());
+    Window w;
+    if (!readWindow(op, xType.getShape().drop_front(2), kernel,
+                    type.getShape().drop_front(2), w))
+      return failure();
+    Location loc = op->getLoc();
+    double padValue = isMax ? -std::numeric_limits<double>::infinity() : 0.0;
+    Value x = padSpatial(rewriter, loc, operands[0], w.padLow, w.padHigh, padValue);
+    Value pooled = poolWindows(rewriter, loc, x, type, w, isMax);
+    if (isMax) {
+      SmallVector<Value> results{pooled};
+      for (unsigned i = 1; i < op->getNumResults(); ++i)
+        results.push_back(rewriter.create<onnx::NoValueOp>(loc, rewriter.getNoneType()));
+      rewriter.replaceOp(op, results);
+      return success();
+    }
+    // Count what each window averages over: real elements, plus the explicit pads
+    // when count_include_pad (never the extra room ceil_mode adds).
+    bool includePad = false;
+    if (auto a = op->getAttrOfType<IntegerAttr>("count_include_pad"))
+      includePad = a.getInt() != 0;
+    Type elem = xType.getElementType();
+    Value ones = rewriter.create<linalg::FillOp>(loc, scalarConstant(rewriter, loc, elem, 1),
+                                                 emptyTensor(rewriter, loc, xType))
+                     .getResult(0);
+    Value counted;
+    if (includePad) {
+      SmallVector<int64_t> explicitHigh = intsOr(op, "pads", 2 * kernel.size(), 0);
+      explicitHigh.erase(explicitHigh.begin(), explicitHigh.begin() + kernel.size());
+      StringRef autoPad = "NOTSET";
+      if (auto a = op->getAttrOfType<StringAttr>("auto_pad"))
+        autoPad = a.getValue();
+      SmallVector<int64_t> extraHigh, high;
+      for (size_t i = 0; i < kernel.size(); ++i) {
+        int64_t explicitPad = autoPad == "NOTSET" ? explicitHigh[i] : w.padHigh[i];
+        explicitPad = std::min(explicitPad, w.padHigh[i]);
+        high.push_back(explicitPad);
+        extraHigh.push_back(w.padHigh[i] - explicitPad);
+      }
+      counted = padSpatial(rewriter, loc, ones, w.padLow, high, 1.0);
+      SmallVector<int64_t> zeros(kernel.size(), 0);
+      counted = padSpatial(rewriter, loc, counted, zeros, extraHigh, 0.0);
+    } else {
+      counted = padSpatial(rewriter, loc, ones, w.padLow, w.padHigh, 0.0);
+    }
+    Value counts = poolWindows(rewriter, loc, counted, type, w, /*isMax=*/false);
+    Value avg = buildElementwise(rewriter, loc, type, ValueRange{pooled, counts},
+                                 [](OpBuilder &b, Location l, ValueRange a) -> Value {
+                                   return b.create<arith::DivFOp>(l, a[0], a[1]);
+                                 });
+    rewriter.replaceOp(op, avg);
+    return success();
+  }
+};
+
+} // namespace
+
+void populateConvPoolLoweringPatterns(RewritePatternSet &patterns,
+                                      TypeConverter &converter) {
+  patterns.add<ConvLowering, PoolLowering>(converter, patterns.getContext());
+}
+
+} // namespace kiln

@@ -1,0 +1,55 @@
+// RUN: kiln-opt %s --convert-onnx-to-linalg | FileCheck %s
+
+// CHECK-DAG: #[[REV:.*]] = affine_map<(d0) -> (-d0 + 4)>
+
+// CHECK-LABEL: func.func @reshape
+// CHECK: tensor.collapse_shape
+// CHECK: tensor.expand_shape
+func.func @reshape(%a: tensor<2x3x4xf32>) -> tensor<6x4xf32> {
+  %s = "onnx.Constant"() {value = dense<[6, 4]> : tensor<2xi64>} : () -> tensor<2xi64>
+  %0 = "onnx.Reshape"(%a, %s) : (tensor<2x3x4xf32>, tensor<2xi64>) -> tensor<6x4xf32>
+  return %0 : tensor<6x4xf32>
+}
+
+// CHECK-LABEL: func.func @transpose
+// CHECK: linalg.transpose ins(%{{.*}} : tensor<2x3x4xf32>) outs(%{{.*}} : tensor<4x2x3xf32>) permutation = [2, 0, 1]
+func.func @transpose(%a: tensor<2x3x4xf32>) -> tensor<4x2x3xf32> {
+  %0 = "onnx.Transpose"(%a) {perm = [2, 0, 1]} : (tensor<2x3x4xf32>) -> tensor<4x2x3xf32>
+  return %0 : tensor<4x2x3xf32>
+}
+
+// CHECK-LABEL: func.func @concat
+// CHECK: tensor.insert_slice %{{.*}} into %{{.*}}[0, 0] [2, 3] [1, 1]
+// CHECK: tensor.insert_slice %{{.*}} into %{{.*}}[0, 3] [2, 3] [1, 1]
+func.func @concat(%a: tensor<2x3xf32>) -> tensor<2x6xf32> {
+  %0 = "onnx.Concat"(%a, %a) {axis = 1 : i64} : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x6xf32>
+  return %0 : tensor<2x6xf32>
+}
+
+// A negative step reads backwards: index = start + step * i.
+// CHECK-LABEL: func.func @slice_reverse
+// CHECK: linalg.generic {indexing_maps = [#[[REV]]
+func.func @slice_reverse(%a: tensor<5xf32>) -> tensor<5xf32> {
+  %st = "onnx.Constant"() {value = dense<-1> : tensor<1xi64>} : () -> tensor<1xi64>
+  %en = "onnx.Constant"() {value = dense<-9223372036854775807> : tensor<1xi64>} : () -> tensor<1xi64>
+  %ax = "onnx.Constant"() {value = dense<0> : tensor<1xi64>} : () -> tensor<1xi64>
+  %sp = "onnx.Constant"() {value = dense<-1> : tensor<1xi64>} : () -> tensor<1xi64>
+  %0 = "onnx.Slice"(%a, %st, %en, %ax, %sp) : (tensor<5xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<5xf32>
+  return %0 : tensor<5xf32>
+}
+
+// CHECK-LABEL: func.func @gather
+// CHECK: linalg.generic
+// CHECK: arith.index_cast
+// CHECK: tensor.extract
+func.func @gather(%a: tensor<5x6xf32>, %i: tensor<3xi64>) -> tensor<3x6xf32> {
+  %0 = "onnx.Gather"(%a, %i) {axis = 0 : i64} : (tensor<5x6xf32>, tensor<3xi64>) -> tensor<3x6xf32>
+  return %0 : tensor<3x6xf32>
+}
+
+// CHECK-LABEL: func.func @shape_of
+// CHECK: arith.constant dense<[2, 3, 4]> : tensor<3xi64>
+func.func @shape_of(%a: tensor<2x3x4xf32>) -> tensor<3xi64> {
+  %0 = "onnx.Shape"(%a) : (tensor<2x3x4xf32>) -> tensor<3xi64>
+  return %0 : tensor<3xi64>
+}

@@ -1,0 +1,24 @@
+// RUN: kiln-opt %s --kiln-schedule --kiln-plan-memory --kiln-verify-memory-plan | FileCheck %s
+
+// Every slice gets its own 64-byte aligned range (no reuse yet); the lower bound
+// is the most bytes live at once: %a and %b are live together while k1 runs,
+// %c replaces %a after it.
+// CHECK: kiln.plan @p attributes {arena_bytes = 192 : i64, kiln.lower_bound_bytes = 80 : i64, kiln.naive_bytes = 112 : i64, weight_bytes = 128 : i64}
+// CHECK: kiln.weight offset 0 {{.*}}: memref<4xf32>
+// CHECK: kiln.weight offset 64 {{.*}}: memref<2xf32>
+// CHECK: kiln.slice offset 0 size 40
+// CHECK: kiln.slice offset 64 size 40
+// CHECK: kiln.slice offset 128 size 32
+// CHECK: kiln.launch @k0({{.*}}) stream 0
+// CHECK: kiln.launch @k1({{.*}}) stream 0
+// CHECK: kiln.launch @k2({{.*}}) stream 0
+kiln.plan @p attributes {arena_bytes = -1 : i64, weight_bytes = -1 : i64} {
+  %w = kiln.weight offset -1 {value = dense<1.0> : tensor<4xf32>} : memref<4xf32>
+  %v = kiln.weight offset -1 {value = dense<1.0> : tensor<2xf32>} : memref<2xf32>
+  %a = kiln.slice offset -1 size 40 : memref<10xf32>
+  %b = kiln.slice offset -1 size 40 : memref<10xf32>
+  %c = kiln.slice offset -1 size 32 : memref<8xf32>
+  kiln.launch @k0(%w, %a) stream -1 {num_inputs = 1 : i64} : memref<4xf32>, memref<10xf32>
+  kiln.launch @k1(%a, %b) stream -1 {num_inputs = 1 : i64} : memref<10xf32>, memref<10xf32>
+  kiln.launch @k2(%b, %v, %c) stream -1 {num_inputs = 2 : i64} : memref<10xf32>, memref<2xf32>, memref<8xf32>
+}
