@@ -78,9 +78,14 @@ bool emitHostObject(ModuleOp module, const std::string &path,
   // their own, leaving the plan behind.
   OwningOpRef<ModuleOp> kernels = ModuleOp::create(module.getLoc());
   OpBuilder b(kernels->getBodyRegion());
-  for (Operation &op : module.getBody()->getOperations())
+  for (Operation &op : module.getBody()->getOperations()) {
+    if (auto func = dyn_cast<func::FuncOp>(op)) {
+      error = "kernel " + func.getName().str() + " could not be lowered to LLVM";
+      return false;
+    }
     if (op.getDialect() && op.getDialect()->getNamespace() == "llvm")
       b.clone(op);
+  }
 
   llvm::LLVMContext llvmContext;
   std::unique_ptr<llvm::Module> llvmModule =

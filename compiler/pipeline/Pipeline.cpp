@@ -75,6 +75,11 @@ void buildPlanPipeline(OpPassManager &pm, const CompileOptions &) {
   bufferization::OneShotBufferizationOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = false;
   bufferize.allowUnknownOps = false;
+  // Copies become loops (linalg.copy), not calls into MLIR's C runner library.
+  bufferize.memCpyFn = [](OpBuilder &b, Location loc, Value from, Value to) {
+    b.create<linalg::CopyOp>(loc, from, to);
+    return success();
+  };
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
   bufferization::BufferDeallocationPipelineOptions dealloc;
   bufferization::buildBufferDeallocationPipeline(pm, dealloc);

@@ -295,6 +295,15 @@ Recipe recipeFor(StringRef name) {
         neg = f;
       return s.b.create<arith::OrIOp>(s.loc, pos, neg);
     });
+    t["Shrink"] = floatOnly([](const Scalar &s, ValueRange a) -> Value {
+      double lambd = s.fattr("lambd", 0.5), bias = s.fattr("bias", 0.0);
+      Value below = s.b.create<arith::CmpFOp>(s.loc, P::OLT, a[0], s.cst(-lambd));
+      Value above = s.b.create<arith::CmpFOp>(s.loc, P::OGT, a[0], s.cst(lambd));
+      Value plus = s.b.create<arith::AddFOp>(s.loc, a[0], s.cst(bias));
+      Value minus = s.b.create<arith::SubFOp>(s.loc, a[0], s.cst(bias));
+      Value r = s.b.create<arith::SelectOp>(s.loc, above, minus, s.cst(0));
+      return s.b.create<arith::SelectOp>(s.loc, below, plus, r);
+    });
     t["Not"] = [](const Scalar &s, ValueRange a) -> Value {
       return s.b.create<arith::XOrIOp>(s.loc, a[0], s.b.create<arith::ConstantOp>(s.loc, s.b.getBoolAttr(true)));
     };
@@ -544,11 +553,46 @@ struct CastLowering : ConversionPattern {
   }
 };
 
+/// Dropout at inference: the data passes through; a requested mask is all true.
+struct DropoutLowering : ConversionPattern {
+  DropoutLowering(TypeConverter &converter, MLIRContext *ctx)
+      : ConversionPattern(converter, MatchAnyOpTypeTag(), 1, ctx) {}
+  LogicalResult
+  matchAndRewrite(Operation *op, ArrayRef<Value> operands,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (!op->getName().getStringRef().starts_with("onnx.Dropout"))
+      return failure();
+    // training_mode (Dropout-12+) must be absent or a constant false.
+    if (op->getNumOperands() > 2 && !isa<NoneType>(op->getOperand(2).getType())) {
+      SmallVector<int64_t> mode;
+      if (!getConstantInts(op->getOperand(2), mode) || mode.size() != 1 || mode[0])
+        return failure();
+    }
+    if (auto isTest = op->getAttrOfType<IntegerAttr>("is_test"); isTest && !isTest.getInt())
+      return failure();
+    SmallVector<Value> results{operands[0]};
+    Location loc = op->getLoc();
+    for (Value r : op->getResults().drop_front()) {
+      if (isa<NoneType>(r.getType())) {
+        results.push_back(rewriter.create<onnx::NoValueOp>(loc, rewriter.getNoneType()));
+        continue;
+      }
+      auto type = cast<RankedTensorType>(getTypeConverter()->convertType(r.getType()));
+      Value one = scalarConstant(rewriter, loc, type.getElementType(), 1);
+      results.push_back(
+          rewriter.create<linalg::FillOp>(loc, one, emptyTensor(rewriter, loc, type))
+              .getResult(0));
+    }
+    rewriter.replaceOp(op, results);
+    return success();
+  }
+};
+
 } // namespace
 
 void populateElementwiseLoweringPatterns(RewritePatternSet &patterns,
                                          TypeConverter &converter) {
-  patterns.add<ElementwiseLowering, ClipLowering, CastLowering>(
+  patterns.add<ElementwiseLowering, ClipLowering, CastLowering, DropoutLowering>(
       converter, patterns.getContext());
 }
 

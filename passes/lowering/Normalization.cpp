@@ -33,9 +33,11 @@ Value meanKeepDims(OpBuilder &b, Location loc, Value x, ArrayRef<bool> reduced) 
 }
 
 /// (x - mean) / sqrt(var + eps) over `reduced`, then * scale + bias (already
-/// shaped to broadcast against x; bias may be null).
+/// shaped to broadcast against x; bias may be null). `meanOut` and `varOut`, when
+/// given, receive the keepdims statistics.
 Value normalize(OpBuilder &b, Location loc, Value x, ArrayRef<bool> reduced,
-                double epsilon, Value scale, Value bias) {
+                double epsilon, Value scale, Value bias, Value *meanOut = nullptr,
+                Value *varOut = nullptr) {
   auto type = cast<RankedTensorType>(x.getType());
   Type elem = type.getElementType();
   Value mean = meanKeepDims(b, loc, x, reduced);
@@ -48,6 +50,10 @@ Value normalize(OpBuilder &b, Location loc, Value x, ArrayRef<bool> reduced,
                                 return nb.create<arith::MulFOp>(l, a[0], a[0]);
                               });
   Value var = meanKeepDims(b, loc, sq, reduced);
+  if (meanOut)
+    *meanOut = mean;
+  if (varOut)
+    *varOut = var;
   SmallVector<Value> inputs{centered, var};
   if (scale)
     inputs.push_back(scale);
@@ -124,22 +130,45 @@ struct LayerNormLowering : OpConversionPattern<onnx::LayerNormalizationOp> {
   LogicalResult
   matchAndRewrite(onnx::LayerNormalizationOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    if (!allNone(op->getResults().drop_front()))
-      return failure();
     auto type = cast<RankedTensorType>(adaptor.getX().getType());
     int64_t rank = type.getRank();
     int64_t axis = static_cast<int64_t>(op.getAxis());
     if (!normalizeAxis(axis, rank) || !isa<FloatType>(type.getElementType()))
       return failure();
+    // Statistics are computed in the input type (stash_type f32 for f32 inputs).
     SmallVector<bool> reduced(rank, false);
     for (int64_t d = axis; d < rank; ++d)
       reduced[d] = true;
+    Location loc = op.getLoc();
     Value bias = isa<NoneType>(adaptor.getB().getType()) ? Value() : adaptor.getB();
-    Value y = normalize(rewriter, op.getLoc(), adaptor.getX(), reduced,
-                        op.getEpsilon().convertToDouble(), adaptor.getScale(), bias);
+    Value mean, var;
+    double eps = op.getEpsilon().convertToDouble();
+    Value y = normalize(rewriter, loc, adaptor.getX(), reduced, eps,
+                        adaptor.getScale(), bias, &mean, &var);
     SmallVector<Value> results{y};
-    for (unsigned i = 1; i < op->getNumResults(); ++i)
-      results.push_back(rewriter.create<onnx::NoValueOp>(op.getLoc(), rewriter.getNoneType()));
+    // Mean and InvStdDev, when asked for, in their inferred (keepdims) types.
+    for (unsigned i = 1; i < op->getNumResults(); ++i) {
+      Value r = op->getResult(i);
+      if (isa<NoneType>(r.getType())) {
+        results.push_back(rewriter.create<onnx::NoValueOp>(loc, rewriter.getNoneType()));
+        continue;
+      }
+      auto rType = cast<RankedTensorType>(getTypeConverter()->convertType(r.getType()));
+      if (rType.getElementType() != type.getElementType())
+        return failure();
+      Value stat = mean;
+      if (i == 2)
+        stat = buildElementwise(
+            rewriter, loc, cast<RankedTensorType>(var.getType()), ValueRange{var},
+            [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+              Value sd = b.create<math::SqrtOp>(
+                  l, b.create<arith::AddFOp>(
+                         l, a[0], scalarConstant(b, l, type.getElementType(), eps)));
+              return b.create<arith::DivFOp>(
+                  l, scalarConstant(b, l, type.getElementType(), 1), sd);
+            });
+      results.push_back(reshapeTo(rewriter, loc, stat, rType));
+    }
     rewriter.replaceOp(op, results);
     return success();
   }

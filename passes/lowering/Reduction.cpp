@@ -326,11 +326,144 @@ struct GlobalPoolLowering : ConversionPattern {
   }
 };
 
+/// ArgMax / ArgMin: one generic carrying (best value, its index) along the axis.
+struct ArgLowering : ConversionPattern {
+  ArgLowering(TypeConverter &converter, MLIRContext *ctx)
+      : ConversionPattern(converter, MatchAnyOpTypeTag(), 1, ctx) {}
+  LogicalResult
+  matchAndRewrite(Operation *op, ArrayRef<Value> operands,
+                  ConversionPatternRewriter &rewriter) const override {
+    StringRef name = op->getName().getStringRef();
+    bool isMax = name == "onnx.ArgMax";
+    if (!isMax && name != "onnx.ArgMin")
+      return failure();
+    auto src = cast<RankedTensorType>(operands[0].getType());
+    auto resultType = cast<RankedTensorType>(
+        getTypeConverter()->convertType(op->getResult(0).getType()));
+    int64_t rank = src.getRank();
+    int64_t axis = 0;
+    if (auto a = op->getAttrOfType<IntegerAttr>("axis"))
+      axis = a.getInt();
+    if (!normalizeAxis(axis, rank) || src.getDimSize(axis) == 0)
+      return failure();
+    bool last = false;
+    if (auto a = op->getAttrOfType<IntegerAttr>("select_last_index"))
+      last = a.getInt() != 0;
+    ElemKind kind = elemKind(op->getOperand(0).getType());
+    Type elem = src.getElementType();
+    Location loc = op->getLoc();
+    MLIRContext *ctx = rewriter.getContext();
+    SmallVector<int64_t> shape;
+    SmallVector<AffineExpr> outExprs;
+    SmallVector<utils::IteratorType> iterators;
+    for (int64_t d = 0; d < rank; ++d) {
+      if (d == axis) {
+        iterators.push_back(utils::IteratorType::reduction);
+        continue;
+      }
+      iterators.push_back(utils::IteratorType::parallel);
+      shape.push_back(src.getDimSize(d));
+      outExprs.push_back(getAffineDimExpr(d, ctx));
+    }
+    auto valueType = RankedTensorType::get(shape, elem);
+    auto indexType = RankedTensorType::get(shape, rewriter.getI64Type());
+    bool isUnsigned = kind == ElemKind::Unsigned || kind == ElemKind::Bool;
+    double init = isMax ? lowest(elem, isUnsigned) : highest(elem, isUnsigned);
+    Value valueInit = rewriter.create<linalg::FillOp>(
+        loc, scalarConstant(rewriter, loc, elem, init), emptyTensor(rewriter, loc, valueType))
+                          .getResult(0);
+    Value indexInit = rewriter.create<linalg::FillOp>(
+        loc, scalarConstant(rewriter, loc, rewriter.getI64Type(), 0),
+        emptyTensor(rewriter, loc, indexType)).getResult(0);
+    AffineMap outMap = AffineMap::get(rank, 0, outExprs, ctx);
+    auto generic = rewriter.create<linalg::GenericOp>(
+        loc, TypeRange{valueType, indexType}, ValueRange{operands[0]},
+        ValueRange{valueInit, indexInit},
+        ArrayRef<AffineMap>{AffineMap::getMultiDimIdentityMap(rank, ctx), outMap, outMap},
+        iterators, [&](OpBuilder &b, Location l, ValueRange a) {
+          Value x = a[0], best = a[1], bestIndex = a[2];
+          Value index = b.create<arith::IndexCastOp>(l, b.getI64Type(),
+                                                     b.create<linalg::IndexOp>(l, axis));
+          Value better;
+          if (kind == ElemKind::Float) {
+            auto pred = isMax ? (last ? arith::CmpFPredicate::OGE : arith::CmpFPredicate::OGT)
+                              : (last ? arith::CmpFPredicate::OLE : arith::CmpFPredicate::OLT);
+            better = b.create<arith::CmpFOp>(l, pred, x, best);
+          } else {
+            using I = arith::CmpIPredicate;
+            I pred = isMax ? (last ? (isUnsigned ? I::uge : I::sge) : (isUnsigned ? I::ugt : I::sgt))
+                           : (last ? (isUnsigned ? I::ule : I::sle) : (isUnsigned ? I::ult : I::slt));
+            better = b.create<arith::CmpIOp>(l, pred, x, best);
+          }
+          // The first element always wins (covers an all-equal or all-NaN axis).
+          Value first = b.create<arith::CmpIOp>(
+              l, arith::CmpIPredicate::eq, index,
+              b.create<arith::ConstantOp>(l, b.getI64IntegerAttr(0)));
+          better = b.create<arith::OrIOp>(l, better, first);
+          b.create<linalg::YieldOp>(
+              l, ValueRange{b.create<arith::SelectOp>(l, better, x, best),
+                            b.create<arith::SelectOp>(l, better, index, bestIndex)});
+        });
+    rewriter.replaceOp(op, reshapeTo(rewriter, loc, generic.getResult(1), resultType));
+    return success();
+  }
+};
+
+/// CumSum along a constant axis: out[i] = sum of x[k] for k <= i (< i when
+/// exclusive; >= / > when reverse).
+struct CumSumLowering : OpConversionPattern<onnx::CumSumOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(onnx::CumSumOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto type = cast<RankedTensorType>(adaptor.getX().getType());
+    SmallVector<int64_t> axisValue;
+    if (!getConstantInts(op.getAxis(), axisValue) || axisValue.size() != 1)
+      return failure();
+    int64_t rank = type.getRank(), axis = axisValue[0];
+    if (!normalizeAxis(axis, rank))
+      return failure();
+    bool exclusive = op.getExclusive() != 0, reverse = op.getReverse() != 0;
+    MLIRContext *ctx = rewriter.getContext();
+    Location loc = op.getLoc();
+    // Dims: the output's, then k (the summed position along the axis).
+    SmallVector<AffineExpr> inExprs, outExprs;
+    for (int64_t d = 0; d < rank; ++d) {
+      inExprs.push_back(getAffineDimExpr(d == axis ? rank : d, ctx));
+      outExprs.push_back(getAffineDimExpr(d, ctx));
+    }
+    SmallVector<utils::IteratorType> iterators(rank, utils::IteratorType::parallel);
+    iterators.push_back(utils::IteratorType::reduction);
+    Type elem = type.getElementType();
+    bool fl = isa<FloatType>(elem);
+    Value init = rewriter.create<linalg::FillOp>(loc, scalarConstant(rewriter, loc, elem, 0),
+                                                 emptyTensor(rewriter, loc, type)).getResult(0);
+    auto generic = rewriter.create<linalg::GenericOp>(
+        loc, TypeRange{type}, ValueRange{adaptor.getX()}, ValueRange{init},
+        ArrayRef<AffineMap>{AffineMap::get(rank + 1, 0, inExprs, ctx),
+                            AffineMap::get(rank + 1, 0, outExprs, ctx)},
+        iterators, [&](OpBuilder &b, Location l, ValueRange a) {
+          Value i = b.create<linalg::IndexOp>(l, axis);
+          Value k = b.create<linalg::IndexOp>(l, rank);
+          using I = arith::CmpIPredicate;
+          I pred = reverse ? (exclusive ? I::ugt : I::uge) : (exclusive ? I::ult : I::ule);
+          Value take = b.create<arith::CmpIOp>(l, pred, k, i);
+          Value x = b.create<arith::SelectOp>(l, take, a[0], scalarConstant(b, l, elem, 0));
+          Value sum = fl ? b.create<arith::AddFOp>(l, a[1], x).getResult()
+                         : b.create<arith::AddIOp>(l, a[1], x).getResult();
+          b.create<linalg::YieldOp>(l, sum);
+        });
+    rewriter.replaceOp(op, generic.getResult(0));
+    return success();
+  }
+};
+
 } // namespace
 
 void populateReductionLoweringPatterns(RewritePatternSet &patterns,
                                        TypeConverter &converter) {
-  patterns.add<ReduceLowering, SoftmaxLowering, GlobalPoolLowering>(
+  patterns.add<ReduceLowering, SoftmaxLowering, GlobalPoolLowering, ArgLowering,
+               CumSumLowering>(
       converter, patterns.getContext());
 }
 

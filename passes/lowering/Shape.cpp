@@ -393,13 +393,215 @@ struct PadLowering : OpConversionPattern<onnx::PadOp> {
   }
 };
 
+/// GatherElements: out[i...] = data[i... with i_axis replaced by idx[i...]].
+struct GatherElementsLowering : OpConversionPattern<onnx::GatherElementsOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(onnx::GatherElementsOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto type = resultTypeOf(getTypeConverter(), op);
+    Value data = adaptor.getData();
+    auto dataType = cast<RankedTensorType>(data.getType());
+    int64_t rank = type.getRank();
+    int64_t axis = static_cast<int64_t>(op.getAxis());
+    if (!normalizeAxis(axis, rank))
+      return failure();
+    if (type.getNumElements() == 0) {
+      rewriter.replaceOp(op, emptyTensor(rewriter, op.getLoc(), type));
+      return success();
+    }
+    MLIRContext *ctx = rewriter.getContext();
+    AffineMap id = AffineMap::getMultiDimIdentityMap(rank, ctx);
+    int64_t dim = dataType.getDimSize(axis);
+    auto generic = rewriter.create<linalg::GenericOp>(
+        op.getLoc(), TypeRange{type}, ValueRange{adaptor.getIndices()},
+        ValueRange{emptyTensor(rewriter, op.getLoc(), type)}, ArrayRef<AffineMap>{id, id},
+        SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
+        [&](OpBuilder &b, Location l, ValueRange a) {
+          Value idx = b.create<arith::IndexCastOp>(l, b.getIndexType(), a[0]);
+          Value zero = b.create<arith::ConstantIndexOp>(l, 0);
+          Value neg = b.create<arith::CmpIOp>(l, arith::CmpIPredicate::slt, idx, zero);
+          idx = b.create<arith::SelectOp>(
+              l, neg, b.create<arith::AddIOp>(l, idx, b.create<arith::ConstantIndexOp>(l, dim)),
+              idx);
+          SmallVector<Value> coords;
+          for (int64_t d = 0; d < rank; ++d)
+            coords.push_back(d == axis ? idx : b.create<linalg::IndexOp>(l, d).getResult());
+          b.create<linalg::YieldOp>(l, b.create<tensor::ExtractOp>(l, data, coords).getResult());
+        });
+    rewriter.replaceOp(op, generic.getResult(0));
+    return success();
+  }
+};
+
+/// Trilu and EyeLike: a value chosen by the position (row, column) of each element.
+struct TriluLowering : ConversionPattern {
+  TriluLowering(TypeConverter &converter, MLIRContext *ctx)
+      : ConversionPattern(converter, MatchAnyOpTypeTag(), 1, ctx) {}
+  LogicalResult
+  matchAndRewrite(Operation *op, ArrayRef<Value> operands,
+                  ConversionPatternRewriter &rewriter) const override {
+    StringRef name = op->getName().getStringRef();
+    bool isEye = name == "onnx.EyeLike";
+    if (name != "onnx.Trilu" && !isEye)
+      return failure();
+    RankedTensorType type = resultTypeOf(getTypeConverter(), op);
+    if (!type || type.getRank() < 2)
+      return failure();
+    int64_t k = 0;
+    if (isEye) {
+      if (auto a = op->getAttrOfType<IntegerAttr>("k"))
+        k = a.getInt();
+    } else if (operands.size() > 1 && isa<RankedTensorType>(operands[1].getType())) {
+      SmallVector<int64_t> kv;
+      if (!getConstantInts(op->getOperand(1), kv) || kv.size() != 1)
+        return failure();
+      k = kv[0];
+    }
+    bool upper = true;
+    if (auto a = op->getAttrOfType<IntegerAttr>("upper"))
+      upper = a.getInt() != 0;
+    int64_t rank = type.getRank();
+    Location loc = op->getLoc();
+    if (type.getNumElements() == 0) {
+      rewriter.replaceOp(op, emptyTensor(rewriter, loc, type));
+      return success();
+    }
+    Type elem = type.getElementType();
+    MLIRContext *ctx = rewriter.getContext();
+    AffineMap id = AffineMap::getMultiDimIdentityMap(rank, ctx);
+    SmallVector<Value> inputs;
+    SmallVector<AffineMap> maps;
+    if (!isEye) {
+      inputs.push_back(operands[0]);
+      maps.push_back(id);
+    }
+    maps.push_back(id);
+    auto generic = rewriter.create<linalg::GenericOp>(
+        loc, TypeRange{type}, inputs, ValueRange{emptyTensor(rewriter, loc, type)}, maps,
+        SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
+        [&](OpBuilder &b, Location l, ValueRange a) {
+          Value row = b.create<arith::IndexCastOp>(l, b.getI64Type(),
+                                                   b.create<linalg::IndexOp>(l, rank - 2));
+          Value col = b.create<arith::IndexCastOp>(l, b.getI64Type(),
+                                                   b.create<linalg::IndexOp>(l, rank - 1));
+          Value diff = b.create<arith::SubIOp>(l, col, row);
+          Value kv = b.create<arith::ConstantOp>(l, b.getI64IntegerAttr(k));
+          Value zero = scalarConstant(b, l, elem, 0);
+          Value r;
+          if (isEye) {
+            Value on = b.create<arith::CmpIOp>(l, arith::CmpIPredicate::eq, diff, kv);
+            r = b.create<arith::SelectOp>(l, on, scalarConstant(b, l, elem, 1), zero);
+          } else {
+            Value keep = b.create<arith::CmpIOp>(
+                l, upper ? arith::CmpIPredicate::sge : arith::CmpIPredicate::sle, diff, kv);
+            r = b.create<arith::SelectOp>(l, keep, a[0], zero);
+          }
+          b.create<linalg::YieldOp>(l, r);
+        });
+    rewriter.replaceOp(op, generic.getResult(0));
+    return success();
+  }
+};
+
+/// Range: out[i] = start + i * delta (the length is inferred and static).
+struct RangeLowering : OpConversionPattern<onnx::RangeOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(onnx::RangeOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto type = resultTypeOf(getTypeConverter(), op);
+    Location loc = op.getLoc();
+    if (!type || type.getRank() != 1)
+      return failure();
+    if (type.getNumElements() == 0) {
+      rewriter.replaceOp(op, emptyTensor(rewriter, loc, type));
+      return success();
+    }
+    Value start = rewriter.create<tensor::ExtractOp>(loc, adaptor.getStart(), ValueRange{});
+    Value delta = rewriter.create<tensor::ExtractOp>(loc, adaptor.getDelta(), ValueRange{});
+    Type elem = type.getElementType();
+    bool fl = isa<FloatType>(elem);
+    MLIRContext *ctx = rewriter.getContext();
+    auto generic = rewriter.create<linalg::GenericOp>(
+        loc, TypeRange{type}, ValueRange{}, ValueRange{emptyTensor(rewriter, loc, type)},
+        ArrayRef<AffineMap>{AffineMap::getMultiDimIdentityMap(1, ctx)},
+        SmallVector<utils::IteratorType>{utils::IteratorType::parallel},
+        [&](OpBuilder &b, Location l, ValueRange) {
+          Value i = b.create<arith::IndexCastOp>(l, b.getI64Type(), b.create<linalg::IndexOp>(l, 0));
+          Value r;
+          if (fl) {
+            Value fi = b.create<arith::SIToFPOp>(l, elem, i);
+            r = b.create<arith::AddFOp>(l, start, b.create<arith::MulFOp>(l, fi, delta));
+          } else {
+            Value ii = elem.getIntOrFloatBitWidth() == 64
+                           ? i
+                           : b.create<arith::TruncIOp>(l, elem, i).getResult();
+            r = b.create<arith::AddIOp>(l, start, b.create<arith::MulIOp>(l, ii, delta));
+          }
+          b.create<linalg::YieldOp>(l, r);
+        });
+    rewriter.replaceOp(op, generic.getResult(0));
+    return success();
+  }
+};
+
+/// DepthToSpace / SpaceToDepth: reshape, transpose, reshape.
+struct DepthSpaceLowering : ConversionPattern {
+  DepthSpaceLowering(TypeConverter &converter, MLIRContext *ctx)
+      : ConversionPattern(converter, MatchAnyOpTypeTag(), 1, ctx) {}
+  LogicalResult
+  matchAndRewrite(Operation *op, ArrayRef<Value> operands,
+                  ConversionPatternRewriter &rewriter) const override {
+    StringRef name = op->getName().getStringRef();
+    bool toSpace = name == "onnx.DepthToSpace";
+    if (!toSpace && name != "onnx.SpaceToDepth")
+      return failure();
+    auto src = cast<RankedTensorType>(operands[0].getType());
+    RankedTensorType type = resultTypeOf(getTypeConverter(), op);
+    auto bs = op->getAttrOfType<IntegerAttr>("blocksize");
+    if (!type || !bs || src.getRank() != 4)
+      return failure();
+    int64_t b = bs.getInt(), n = src.getDimSize(0), c = src.getDimSize(1),
+            h = src.getDimSize(2), w = src.getDimSize(3);
+    SmallVector<int64_t> shape, perm;
+    if (toSpace) {
+      bool crd = false;
+      if (auto m = op->getAttrOfType<StringAttr>("mode"))
+        crd = m.getValue() == "CRD";
+      if (crd) {
+        shape = {n, c / (b * b), b, b, h, w};
+        perm = {0, 1, 4, 2, 5, 3};
+      } else {
+        shape = {n, b, b, c / (b * b), h, w};
+        perm = {0, 3, 4, 1, 5, 2};
+      }
+    } else {
+      shape = {n, c, h / b, b, w / b, b};
+      perm = {0, 3, 5, 1, 2, 4};
+    }
+    Location loc = op->getLoc();
+    Type elem = src.getElementType();
+    Value x = reshapeTo(rewriter, loc, operands[0], RankedTensorType::get(shape, elem));
+    SmallVector<int64_t> tShape;
+    for (int64_t p : perm)
+      tShape.push_back(shape[p]);
+    auto tType = RankedTensorType::get(tShape, elem);
+    Value t = rewriter.create<linalg::TransposeOp>(loc, x, emptyTensor(rewriter, loc, tType), perm)
+                  .getResult()[0];
+    rewriter.replaceOp(op, reshapeTo(rewriter, loc, t, type));
+    return success();
+  }
+};
+
 } // namespace
 
 void populateShapeLoweringPatterns(RewritePatternSet &patterns,
                                    TypeConverter &converter) {
   patterns.add<ReshapeLikeLowering, TransposeLowering, ConcatLowering, SplitLowering,
                SliceLowering, ExpandLowering, TileLowering, GatherLowering,
-               ShapeConstantLowering, PadLowering>(converter, patterns.getContext());
+               ShapeConstantLowering, PadLowering, GatherElementsLowering, TriluLowering,
+               RangeLowering, DepthSpaceLowering>(converter, patterns.getContext());
 }
 
 } // namespace kiln

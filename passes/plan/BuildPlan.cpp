@@ -132,6 +132,27 @@ struct BuildPlanPass : kiln::impl::BuildPlanBase<BuildPlanPass> {
                        << "' outside a kernel cannot be planned";
         return signalPassFailure();
       }
+      // A kernel that produces no elements has nothing to do: its results are
+      // empty buffers (slices of size 0 or the caller's empty outputs).
+      bool producesNothing = llvm::all_of(kernel.getResultTypes(), [](Type t) {
+        return cast<RankedTensorType>(t).getNumElements() == 0;
+      });
+      if (producesNothing) {
+        for (Value r : kernel.getResults()) {
+          MemRefType type = bufferType(r.getType());
+          auto it = directOutput.find(r);
+          buffers.map(r, it != directOutput.end()
+                             ? pb.create<kiln::OutputOp>(kernel.getLoc(), type,
+                                                         pb.getI64IntegerAttr(it->second),
+                                                         resultName(it->second))
+                                   .getResult()
+                             : pb.create<kiln::SliceOp>(kernel.getLoc(), type,
+                                                        pb.getI64IntegerAttr(-1),
+                                                        pb.getI64IntegerAttr(0))
+                                   .getResult());
+        }
+        continue;
+      }
       outline(fb, kernel);
       SmallVector<Value> operands;
       for (Value in : kernel.getInputs())
