@@ -11,6 +11,7 @@
 #include "passes/Passes.h"
 
 #include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/SetVector.h"
 
 namespace kiln {
@@ -26,8 +27,13 @@ namespace {
 bool isRematerializable(Operation *op) {
   if (isa<tensor::EmptyOp>(op))
     return true;
-  if (auto c = dyn_cast<arith::ConstantOp>(op))
-    return !isa<ShapedType>(c.getType());
+  // Scalar computations (constants, values read from small tensors such as a
+  // run-time k or slice start, index arithmetic) go with the kernel that uses
+  // them; the tensors they read become its inputs.
+  if (op->getNumResults() > 0 && op->getNumRegions() == 0 &&
+      llvm::none_of(op->getResultTypes(), [](Type t) { return isa<ShapedType>(t); }) &&
+      isMemoryEffectFree(op))
+    return true;
   if (auto fill = dyn_cast<linalg::FillOp>(op))
     return llvm::all_of(fill->getOperands(), [](Value v) {
       Operation *def = v.getDefiningOp();
@@ -37,6 +43,11 @@ bool isRematerializable(Operation *op) {
 }
 
 bool isKernelAnchor(Operation *op) {
+  // A fill that is itself a graph output (not only some kernel's init) computes
+  // a result: it needs a kernel of its own.
+  if (isa<linalg::FillOp, tensor::EmptyOp>(op))
+    return llvm::any_of(op->getUsers(),
+                        [](Operation *user) { return isa<func::ReturnOp>(user); });
   if (isRematerializable(op) || isa<func::ReturnOp, kiln::KernelOp>(op))
     return false;
   if (isa<arith::ConstantOp>(op)) // tensor constants become weights

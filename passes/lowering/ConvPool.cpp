@@ -171,7 +171,7 @@ struct ConvLowering : OpConversionPattern<onnx::ConvOp> {
 
 /// Sums (or maxes) windows of a padded (N, C, spatial...) tensor into `type`.
 Value poolWindows(OpBuilder &b, Location loc, Value x, RankedTensorType type,
-                  const Window &w, bool isMax) {
+                  const Window &w, bool isMax, bool isUnsigned = false) {
   MLIRContext *ctx = b.getContext();
   int64_t spatial = type.getRank() - 2;
   int64_t numDims = 2 + 2 * spatial;
@@ -190,7 +190,11 @@ Value poolWindows(OpBuilder &b, Location loc, Value x, RankedTensorType type,
   // the iteration space of the k dims is defined.
   auto kernelType = RankedTensorType::get(w.kernel, elem);
   Value kernel = emptyTensor(b, loc, kernelType);
-  double initValue = isMax ? -std::numeric_limits<double>::infinity() : 0.0;
+  double initValue = 0.0;
+  if (isMax && isa<FloatType>(elem))
+    initValue = -std::numeric_limits<double>::infinity();
+  else if (isMax && !isUnsigned)
+    initValue = -std::ldexp(1.0, elem.getIntOrFloatBitWidth() - 1);
   Value init = b.create<linalg::FillOp>(loc, scalarConstant(b, loc, elem, initValue),
                                         emptyTensor(b, loc, type))
                    .getResult(0);
@@ -199,9 +203,15 @@ Value poolWindows(OpBuilder &b, Location loc, Value x, RankedTensorType type,
       ArrayRef<AffineMap>{AffineMap::get(numDims, 0, xExprs, ctx),
                           AffineMap::get(numDims, 0, kExprs, ctx),
                           AffineMap::get(numDims, 0, yExprs, ctx)},
-      iterators, [isMax](OpBuilder &nb, Location l, ValueRange a) {
-        Value r = isMax ? nb.create<arith::MaximumFOp>(l, a[2], a[0]).getResult()
-                        : nb.create<arith::AddFOp>(l, a[2], a[0]).getResult();
+      iterators, [isMax, isUnsigned](OpBuilder &nb, Location l, ValueRange a) {
+        Value r;
+        if (isa<FloatType>(a[0].getType()))
+          r = isMax ? nb.create<arith::MaximumFOp>(l, a[2], a[0]).getResult()
+                    : nb.create<arith::AddFOp>(l, a[2], a[0]).getResult();
+        else if (isUnsigned)
+          r = nb.create<arith::MaxUIOp>(l, a[2], a[0]);
+        else
+          r = nb.create<arith::MaxSIOp>(l, a[2], a[0]);
         nb.create<linalg::YieldOp>(l, r);
       });
   return generic.getResult(0);
@@ -224,7 +234,8 @@ struct PoolLowering : ConversionPattern {
     auto xType = cast<RankedTensorType>(operands[0].getType());
     auto type = cast<RankedTensorType>(
         getTypeConverter()->convertType(op->getResult(0).getType()));
-    if (!isa<FloatType>(xType.getElementType()) || xType.getRank() < 3)
+    bool isFloatPool = isa<FloatType>(xType.getElementType());
+    if ((!isFloatPool && !isMax) || xType.getRank() < 3)
       return failure();
     auto kernelAttr = op->getAttrOfType<ArrayAttr>("kernel_shape");
     if (!kernelAttr)
@@ -237,9 +248,15 @@ struct PoolLowering : ConversionPattern {
                     type.getShape().drop_front(2), w))
       return failure();
     Location loc = op->getLoc();
-    double padValue = isMax ? -std::numeric_limits<double>::infinity() : 0.0;
+    bool isUnsigned = elemKind(op->getOperand(0).getType()) == ElemKind::Unsigned;
+    double padValue = 0.0;
+    if (isMax && isFloatPool)
+      padValue = -std::numeric_limits<double>::infinity();
+    else if (isMax && !isUnsigned)
+      padValue = -std::ldexp(1.0, xType.getElementType().getIntOrFloatBitWidth() - 1);
+    (void)isUnsigned;
     Value x = padSpatial(rewriter, loc, operands[0], w.padLow, w.padHigh, padValue);
-    Value pooled = poolWindows(rewriter, loc, x, type, w, isMax);
+    Value pooled = poolWindows(rewriter, loc, x, type, w, isMax, isUnsigned);
     if (isMax) {
       SmallVector<Value> results{pooled};
       for (unsigned i = 1; i < op->getNumResults(); ++i)

@@ -87,6 +87,48 @@ double highest(Type t, bool isUnsigned) {
   return std::ldexp(1.0, isUnsigned ? std::min(w, 53u) : std::min(w - 1, 53u)) - 1;
 }
 
+/// Which dimensions a reduction with run-time axes reduces, read off the static
+/// shapes. With keepdims, a dimension is reduced when the result has 1 where the
+/// input does not (reducing a size-1 dimension changes nothing, so it may be
+/// treated either way). Without keepdims the result's dimensions must match the
+/// input's kept ones in order, and the match must be unique. False when the
+/// shapes do not decide it.
+bool reducedFromShapes(Operation *op, RankedTensorType src, RankedTensorType result,
+                       SmallVectorImpl<bool> &reduced) {
+  int64_t rank = src.getRank();
+  bool keepDims = true;
+  if (auto a = op->getAttrOfType<IntegerAttr>("keepdims"))
+    keepDims = a.getInt() != 0;
+  reduced.assign(rank, false);
+  if (keepDims) {
+    if (result.getRank() != rank)
+      return false;
+    for (int64_t d = 0; d < rank; ++d)
+      reduced[d] = result.getDimSize(d) == 1 && src.getDimSize(d) != 1;
+    return true;
+  }
+  // Enumerate subsets of kept dims matching the result; require exactly one.
+  int64_t matches = 0;
+  SmallVector<bool> found;
+  for (int64_t mask = 0; mask < (int64_t(1) << rank) && rank <= 16; ++mask) {
+    SmallVector<int64_t> kept;
+    for (int64_t d = 0; d < rank; ++d)
+      if (!(mask & (int64_t(1) << d)))
+        kept.push_back(src.getDimSize(d));
+    if (ArrayRef<int64_t>(kept) != result.getShape())
+      continue;
+    if (++matches > 1)
+      return false;
+    found.assign(rank, false);
+    for (int64_t d = 0; d < rank; ++d)
+      found[d] = (mask & (int64_t(1) << d)) != 0;
+  }
+  if (matches != 1)
+    return false;
+  reduced.assign(found.begin(), found.end());
+  return true;
+}
+
 /// Reduce* of every version.
 struct ReduceLowering : ConversionPattern {
   ReduceLowering(TypeConverter &converter, MLIRContext *ctx)
@@ -113,10 +155,23 @@ struct ReduceLowering : ConversionPattern {
         axes.push_back(cast<IntegerAttr>(a).getInt());
       axesGiven = true;
     } else if (operands.size() > 1 && isa<RankedTensorType>(operands[1].getType())) {
-      if (!getConstantInts(op->getOperand(1), axes))
-        return failure();
       axesGiven = true;
+      if (!getConstantInts(op->getOperand(1), axes)) {
+        // Axes known only at run time: the static result shape still says which
+        // dimensions are reduced (see reducedFromShapes).
+        SmallVector<bool> fromShapes;
+        if (!reducedFromShapes(op, src, resultType, fromShapes))
+          return failure();
+        for (int64_t d = 0; d < rank; ++d)
+          if (fromShapes[d])
+            axes.push_back(d);
+        if (axes.empty()) {
+          rewriter.replaceOp(op, reshapeTo(rewriter, op->getLoc(), operands[0], resultType));
+          return success();
+        }
+      }
     }
+    (void)axesGiven;
     bool noop = false;
     if (auto a = op->getAttrOfType<IntegerAttr>("noop_with_empty_axes"))
       noop = a.getInt() != 0;
@@ -418,7 +473,9 @@ struct CumSumLowering : OpConversionPattern<onnx::CumSumOp> {
                   ConversionPatternRewriter &rewriter) const override {
     auto type = cast<RankedTensorType>(adaptor.getX().getType());
     SmallVector<int64_t> axisValue;
-    if (!getConstantInts(op.getAxis(), axisValue) || axisValue.size() != 1)
+    if (!getConstantInts(op.getAxis(), axisValue))
+      return lowerRuntimeAxis(op, adaptor, rewriter);
+    if (axisValue.size() != 1)
       return failure();
     int64_t rank = type.getRank(), axis = axisValue[0];
     if (!normalizeAxis(axis, rank))
@@ -451,6 +508,81 @@ struct CumSumLowering : OpConversionPattern<onnx::CumSumOp> {
           Value x = b.create<arith::SelectOp>(l, take, a[0], scalarConstant(b, l, elem, 0));
           Value sum = fl ? b.create<arith::AddFOp>(l, a[1], x).getResult()
                          : b.create<arith::AddIOp>(l, a[1], x).getResult();
+          b.create<linalg::YieldOp>(l, sum);
+        });
+    rewriter.replaceOp(op, generic.getResult(0));
+    return success();
+  }
+
+  /// The axis is a run-time value: one generic over (out..., k) with k up to the
+  /// largest dimension; the body reads x at the output's coordinates with the
+  /// axis coordinate replaced by k, and only counts k inside that axis.
+  LogicalResult lowerRuntimeAxis(onnx::CumSumOp op, OpAdaptor adaptor,
+                                 ConversionPatternRewriter &rewriter) const {
+    auto type = cast<RankedTensorType>(adaptor.getX().getType());
+    auto axisType = cast<RankedTensorType>(adaptor.getAxis().getType());
+    if (axisType.getNumElements() != 1 || type.getNumElements() == 0)
+      return failure();
+    int64_t rank = type.getRank();
+    Location loc = op.getLoc();
+    Value x = adaptor.getX();
+    SmallVector<Value> zeros(axisType.getRank(), rewriter.create<arith::ConstantIndexOp>(loc, 0));
+    Value axis = rewriter.create<tensor::ExtractOp>(loc, adaptor.getAxis(), zeros);
+    axis = rewriter.create<arith::IndexCastOp>(loc, rewriter.getIndexType(), axis);
+    Value negative = rewriter.create<arith::CmpIOp>(
+        loc, arith::CmpIPredicate::slt, axis, rewriter.create<arith::ConstantIndexOp>(loc, 0));
+    axis = rewriter.create<arith::SelectOp>(
+        loc, negative,
+        rewriter.create<arith::AddIOp>(loc, axis, rewriter.create<arith::ConstantIndexOp>(loc, rank)),
+        axis);
+    int64_t maxDim = *std::max_element(type.getShape().begin(), type.getShape().end());
+    bool exclusive = op.getExclusive() != 0, reverse = op.getReverse() != 0;
+    MLIRContext *ctx = rewriter.getContext();
+    Type elem = type.getElementType();
+    bool fl = isa<FloatType>(elem);
+    // The k dimension's extent comes from an unused operand of that size.
+    auto kType = RankedTensorType::get({maxDim}, elem);
+    Value kExtent = emptyTensor(rewriter, loc, kType);
+    SmallVector<AffineExpr> outExprs;
+    for (int64_t d = 0; d < rank; ++d)
+      outExprs.push_back(getAffineDimExpr(d, ctx));
+    SmallVector<utils::IteratorType> iterators(rank, utils::IteratorType::parallel);
+    iterators.push_back(utils::IteratorType::reduction);
+    Value init = rewriter.create<linalg::FillOp>(loc, scalarConstant(rewriter, loc, elem, 0),
+                                                 emptyTensor(rewriter, loc, type)).getResult(0);
+    auto generic = rewriter.create<linalg::GenericOp>(
+        loc, TypeRange{type}, ValueRange{kExtent}, ValueRange{init},
+        ArrayRef<AffineMap>{AffineMap::get(rank + 1, 0, {getAffineDimExpr(rank, ctx)}, ctx),
+                            AffineMap::get(rank + 1, 0, outExprs, ctx)},
+        iterators, [&](OpBuilder &b, Location l, ValueRange a) {
+          using I = arith::CmpIPredicate;
+          Value k = b.create<linalg::IndexOp>(l, rank);
+          SmallVector<Value> coords;
+          Value i = b.create<arith::ConstantIndexOp>(l, 0);
+          Value extent = b.create<arith::ConstantIndexOp>(l, 0);
+          for (int64_t d = 0; d < rank; ++d) {
+            Value id = b.create<linalg::IndexOp>(l, d);
+            Value isAxis = b.create<arith::CmpIOp>(l, I::eq, axis,
+                                                   b.create<arith::ConstantIndexOp>(l, d));
+            i = b.create<arith::SelectOp>(l, isAxis, id, i);
+            extent = b.create<arith::SelectOp>(
+                l, isAxis, b.create<arith::ConstantIndexOp>(l, type.getDimSize(d)), extent);
+            coords.push_back(id);
+          }
+          Value inside = b.create<arith::CmpIOp>(l, I::ult, k, extent);
+          // Read at k along the axis (clamped so the read stays in bounds).
+          Value safeK = b.create<arith::SelectOp>(l, inside, k, b.create<arith::ConstantIndexOp>(l, 0));
+          for (int64_t d = 0; d < rank; ++d) {
+            Value isAxis = b.create<arith::CmpIOp>(l, I::eq, axis,
+                                                   b.create<arith::ConstantIndexOp>(l, d));
+            coords[d] = b.create<arith::SelectOp>(l, isAxis, safeK, coords[d]);
+          }
+          I pred = reverse ? (exclusive ? I::ugt : I::uge) : (exclusive ? I::ult : I::ule);
+          Value take = b.create<arith::AndIOp>(l, inside, b.create<arith::CmpIOp>(l, pred, k, i));
+          Value v = b.create<tensor::ExtractOp>(l, x, coords);
+          v = b.create<arith::SelectOp>(l, take, v, scalarConstant(b, l, elem, 0));
+          Value sum = fl ? b.create<arith::AddFOp>(l, a[1], v).getResult()
+                         : b.create<arith::AddIOp>(l, a[1], v).getResult();
           b.create<linalg::YieldOp>(l, sum);
         });
     rewriter.replaceOp(op, generic.getResult(0));

@@ -133,6 +133,10 @@ struct SplitLowering : ConversionPattern {
   }
 };
 
+LogicalResult lowerRuntimeSlice(onnx::SliceOp op, onnx::SliceOp::Adaptor adaptor,
+                                RankedTensorType type,
+                                ConversionPatternRewriter &rewriter);
+
 /// Slice with constant starts/ends/axes/steps: a generic reading
 /// input[start + step * i] per sliced axis (negative steps included).
 struct SliceLowering : OpConversionPattern<onnx::SliceOp> {
@@ -144,21 +148,20 @@ struct SliceLowering : OpConversionPattern<onnx::SliceOp> {
     auto src = cast<RankedTensorType>(adaptor.getData().getType());
     int64_t rank = src.getRank();
     SmallVector<int64_t> starts, ends, axes, steps;
-    if (!getConstantInts(op.getStarts(), starts) || !getConstantInts(op.getEnds(), ends))
-      return failure();
+    bool constant = getConstantInts(op.getStarts(), starts);
     if (!isa<NoneType>(op.getAxes().getType())) {
-      if (!getConstantInts(op.getAxes(), axes))
-        return failure();
+      constant &= getConstantInts(op.getAxes(), axes);
     } else {
       for (size_t i = 0; i < starts.size(); ++i)
         axes.push_back(i);
     }
     if (!isa<NoneType>(op.getSteps().getType())) {
-      if (!getConstantInts(op.getSteps(), steps))
-        return failure();
+      constant &= getConstantInts(op.getSteps(), steps);
     } else {
       steps.assign(starts.size(), 1);
     }
+    if (!constant)
+      return lowerRuntimeSlice(op, adaptor, type, rewriter);
     SmallVector<int64_t> begin(rank, 0), stride(rank, 1);
     for (size_t i = 0; i < axes.size(); ++i) {
       int64_t axis = axes[i];
@@ -194,6 +197,80 @@ struct SliceLowering : OpConversionPattern<onnx::SliceOp> {
     return success();
   }
 };
+
+/// Slice whose starts/axes/steps are run-time values (the output shape is still
+/// static): each output dim's start and step are computed at run time and a
+/// generic reads data[start + step * i] with tensor.extract.
+LogicalResult lowerRuntimeSlice(onnx::SliceOp op, onnx::SliceOp::Adaptor adaptor,
+                                RankedTensorType type,
+                                ConversionPatternRewriter &rewriter) {
+  Location loc = op.getLoc();
+  Value data = adaptor.getData();
+  auto src = cast<RankedTensorType>(data.getType());
+  int64_t rank = src.getRank();
+  if (type.getNumElements() == 0) {
+    rewriter.replaceOp(op, emptyTensor(rewriter, loc, type));
+    return success();
+  }
+  auto lengthOf = [](Value v) {
+    return cast<RankedTensorType>(v.getType()).getNumElements();
+  };
+  int64_t n = lengthOf(adaptor.getStarts());
+  auto read = [&](Value tensor, int64_t j) -> Value {
+    Value idx = rewriter.create<arith::ConstantIndexOp>(loc, j);
+    Value v = rewriter.create<tensor::ExtractOp>(loc, tensor, ValueRange{idx});
+    if (!v.getType().isInteger(64))
+      v = rewriter.create<arith::ExtSIOp>(loc, rewriter.getI64Type(), v);
+    return rewriter.create<arith::IndexCastOp>(loc, rewriter.getIndexType(), v);
+  };
+  auto cst = [&](int64_t v) { return rewriter.create<arith::ConstantIndexOp>(loc, v).getResult(); };
+  bool hasAxes = !isa<NoneType>(adaptor.getAxes().getType());
+  bool hasSteps = !isa<NoneType>(adaptor.getSteps().getType());
+  SmallVector<Value> begin, stride;
+  for (int64_t d = 0; d < rank; ++d) {
+    begin.push_back(cst(0));
+    stride.push_back(cst(1));
+  }
+  using P = arith::CmpIPredicate;
+  for (int64_t j = 0; j < n; ++j) {
+    Value axis = hasAxes ? read(adaptor.getAxes(), j) : cst(j);
+    Value start = read(adaptor.getStarts(), j);
+    Value step = hasSteps ? read(adaptor.getSteps(), j) : cst(1);
+    for (int64_t d = 0; d < rank; ++d) {
+      Value isD = rewriter.create<arith::OrIOp>(
+          loc, rewriter.create<arith::CmpIOp>(loc, P::eq, axis, cst(d)),
+          rewriter.create<arith::CmpIOp>(loc, P::eq, axis, cst(d - rank)));
+      // start < 0 counts from the end; clamp to [0, dim] (step > 0) or
+      // [0, dim - 1] (step < 0).
+      int64_t dim = src.getDimSize(d);
+      Value s = rewriter.create<arith::SelectOp>(
+          loc, rewriter.create<arith::CmpIOp>(loc, P::slt, start, cst(0)),
+          rewriter.create<arith::AddIOp>(loc, start, cst(dim)), start);
+      Value positive = rewriter.create<arith::CmpIOp>(loc, P::sgt, step, cst(0));
+      Value hi = rewriter.create<arith::SelectOp>(loc, positive, cst(dim), cst(dim - 1));
+      s = rewriter.create<arith::MaxSIOp>(loc, s, cst(0));
+      s = rewriter.create<arith::MinSIOp>(loc, s, hi);
+      begin[d] = rewriter.create<arith::SelectOp>(loc, isD, s, begin[d]);
+      stride[d] = rewriter.create<arith::SelectOp>(loc, isD, step, stride[d]);
+    }
+  }
+  MLIRContext *ctx = rewriter.getContext();
+  auto generic = rewriter.create<linalg::GenericOp>(
+      loc, TypeRange{type}, ValueRange{}, ValueRange{emptyTensor(rewriter, loc, type)},
+      ArrayRef<AffineMap>{AffineMap::getMultiDimIdentityMap(rank, ctx)},
+      SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
+      [&](OpBuilder &b, Location l, ValueRange) {
+        SmallVector<Value> coords;
+        for (int64_t d = 0; d < rank; ++d) {
+          Value i = b.create<linalg::IndexOp>(l, d);
+          coords.push_back(b.create<arith::AddIOp>(
+              l, begin[d], b.create<arith::MulIOp>(l, stride[d], i)));
+        }
+        b.create<linalg::YieldOp>(l, b.create<tensor::ExtractOp>(l, data, coords).getResult());
+      });
+  rewriter.replaceOp(op, generic.getResult(0));
+  return success();
+}
 
 /// Expand and Tile: generics whose input map broadcasts (Expand) or wraps (Tile).
 struct ExpandLowering : OpConversionPattern<onnx::ExpandOp> {
@@ -452,11 +529,21 @@ struct TriluLowering : ConversionPattern {
     if (isEye) {
       if (auto a = op->getAttrOfType<IntegerAttr>("k"))
         k = a.getInt();
-    } else if (operands.size() > 1 && isa<RankedTensorType>(operands[1].getType())) {
+    }
+    // Trilu's k may be a run-time input: read it once, outside the generic.
+    Value kRuntime;
+    if (!isEye && operands.size() > 1 && isa<RankedTensorType>(operands[1].getType())) {
       SmallVector<int64_t> kv;
-      if (!getConstantInts(op->getOperand(1), kv) || kv.size() != 1)
-        return failure();
-      k = kv[0];
+      if (getConstantInts(op->getOperand(1), kv) && kv.size() == 1) {
+        k = kv[0];
+      } else {
+        auto kType = cast<RankedTensorType>(operands[1].getType());
+        if (kType.getNumElements() != 1)
+          return failure();
+        SmallVector<Value> zeros(kType.getRank(),
+                                 rewriter.create<arith::ConstantIndexOp>(op->getLoc(), 0));
+        kRuntime = rewriter.create<tensor::ExtractOp>(op->getLoc(), operands[1], zeros);
+      }
     }
     bool upper = true;
     if (auto a = op->getAttrOfType<IntegerAttr>("upper"))
@@ -486,7 +573,8 @@ struct TriluLowering : ConversionPattern {
           Value col = b.create<arith::IndexCastOp>(l, b.getI64Type(),
                                                    b.create<linalg::IndexOp>(l, rank - 1));
           Value diff = b.create<arith::SubIOp>(l, col, row);
-          Value kv = b.create<arith::ConstantOp>(l, b.getI64IntegerAttr(k));
+          Value kv = kRuntime ? kRuntime
+                              : b.create<arith::ConstantOp>(l, b.getI64IntegerAttr(k)).getResult();
           Value zero = scalarConstant(b, l, elem, 0);
           Value r;
           if (isEye) {
