@@ -464,6 +464,83 @@ struct ArgLowering : ConversionPattern {
   }
 };
 
+/// Hardmax (opset 13+, one axis): 1 at the first maximum along the axis, else 0.
+struct HardmaxLowering : OpConversionPattern<onnx::HardmaxOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(onnx::HardmaxOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    int64_t opset = 13;
+    if (auto m = op->getParentOfType<ModuleOp>())
+      if (auto a = m->getAttrOfType<IntegerAttr>("onnx.opset"))
+        opset = a.getInt();
+    auto type = cast<RankedTensorType>(adaptor.getInput().getType());
+    int64_t rank = type.getRank();
+    int64_t axis = op.getAxis() ? static_cast<int64_t>(*op.getAxis()) : -1;
+    if (opset < 13 || !normalizeAxis(axis, rank) || !isa<FloatType>(type.getElementType()))
+      return failure();
+    Location loc = op.getLoc();
+    MLIRContext *ctx = rewriter.getContext();
+    Type elem = type.getElementType();
+    // The first index of the maximum along the axis (kept as size 1).
+    SmallVector<int64_t> shape;
+    SmallVector<AffineExpr> outExprs, keptExprs;
+    SmallVector<utils::IteratorType> iterators;
+    for (int64_t d = 0; d < rank; ++d) {
+      if (d == axis) {
+        iterators.push_back(utils::IteratorType::reduction);
+        keptExprs.push_back(getAffineConstantExpr(0, ctx));
+        continue;
+      }
+      iterators.push_back(utils::IteratorType::parallel);
+      shape.push_back(type.getDimSize(d));
+      outExprs.push_back(getAffineDimExpr(d, ctx));
+      keptExprs.push_back(getAffineDimExpr(d, ctx));
+    }
+    auto valueType = RankedTensorType::get(shape, elem);
+    auto indexType = RankedTensorType::get(shape, rewriter.getI64Type());
+    Value valueInit = rewriter.create<linalg::FillOp>(
+        loc, scalarConstant(rewriter, loc, elem, -std::numeric_limits<double>::infinity()),
+        emptyTensor(rewriter, loc, valueType)).getResult(0);
+    Value indexInit = rewriter.create<linalg::FillOp>(
+        loc, scalarConstant(rewriter, loc, rewriter.getI64Type(), 0),
+        emptyTensor(rewriter, loc, indexType)).getResult(0);
+    AffineMap outMap = AffineMap::get(rank, 0, outExprs, ctx);
+    auto arg = rewriter.create<linalg::GenericOp>(
+        loc, TypeRange{valueType, indexType}, ValueRange{adaptor.getInput()},
+        ValueRange{valueInit, indexInit},
+        ArrayRef<AffineMap>{AffineMap::getMultiDimIdentityMap(rank, ctx), outMap, outMap},
+        iterators, [&](OpBuilder &b, Location l, ValueRange a) {
+          Value index = b.create<arith::IndexCastOp>(l, b.getI64Type(),
+                                                     b.create<linalg::IndexOp>(l, axis));
+          Value better = b.create<arith::CmpFOp>(l, arith::CmpFPredicate::OGT, a[0], a[1]);
+          Value first = b.create<arith::CmpIOp>(l, arith::CmpIPredicate::eq, index,
+                                                scalarConstant(b, l, b.getI64Type(), 0));
+          better = b.create<arith::OrIOp>(l, better, first);
+          b.create<linalg::YieldOp>(
+              l, ValueRange{b.create<arith::SelectOp>(l, better, a[0], a[1]),
+                            b.create<arith::SelectOp>(l, better, index, a[2])});
+        });
+    auto onehot = rewriter.create<linalg::GenericOp>(
+        loc, TypeRange{type}, ValueRange{arg.getResult(1)},
+        ValueRange{emptyTensor(rewriter, loc, type)},
+        ArrayRef<AffineMap>{AffineMap::get(rank, 0, outExprs, ctx),
+                            AffineMap::getMultiDimIdentityMap(rank, ctx)},
+        SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
+        [&](OpBuilder &b, Location l, ValueRange a) {
+          Value position = b.create<arith::IndexCastOp>(l, b.getI64Type(),
+                                                        b.create<linalg::IndexOp>(l, axis));
+          Value here = b.create<arith::CmpIOp>(l, arith::CmpIPredicate::eq, position, a[0]);
+          b.create<linalg::YieldOp>(
+              l, b.create<arith::SelectOp>(l, here, scalarConstant(b, l, elem, 1),
+                                           scalarConstant(b, l, elem, 0)).getResult());
+        });
+    (void)keptExprs;
+    rewriter.replaceOp(op, onehot.getResult(0));
+    return success();
+  }
+};
+
 /// CumSum along a constant axis: out[i] = sum of x[k] for k <= i (< i when
 /// exclusive; >= / > when reverse).
 struct CumSumLowering : OpConversionPattern<onnx::CumSumOp> {
@@ -595,7 +672,7 @@ struct CumSumLowering : OpConversionPattern<onnx::CumSumOp> {
 void populateReductionLoweringPatterns(RewritePatternSet &patterns,
                                        TypeConverter &converter) {
   patterns.add<ReduceLowering, SoftmaxLowering, GlobalPoolLowering, ArgLowering,
-               CumSumLowering>(
+               CumSumLowering, HardmaxLowering>(
       converter, patterns.getContext());
 }
 

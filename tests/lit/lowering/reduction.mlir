@@ -29,3 +29,31 @@ func.func @softmax(%a: tensor<2x5xf32>) -> tensor<2x5xf32> {
   %0 = "onnx.Softmax"(%a) {axis = -1 : i64} : (tensor<2x5xf32>) -> tensor<2x5xf32>
   return %0 : tensor<2x5xf32>
 }
+
+// ArgMax: one generic carrying (value, index); the index is the result.
+// CHECK-LABEL: func.func @argmax
+// CHECK: linalg.generic {{.*}} outs(%{{.*}}, %{{.*}} : tensor<2xf32>, tensor<2xi64>)
+// CHECK: arith.cmpf ogt
+// CHECK: tensor.expand_shape
+func.func @argmax(%a: tensor<2x5xf32>) -> tensor<2x1xi64> {
+  %0 = "onnx.ArgMax"(%a) {axis = 1 : i64, keepdims = 1 : i64, select_last_index = 0 : i64} : (tensor<2x5xf32>) -> tensor<2x1xi64>
+  return %0 : tensor<2x1xi64>
+}
+
+// CumSum with a constant axis: a (k <= i) masked sum over k.
+// CHECK-LABEL: func.func @cumsum
+// CHECK: iterator_types = ["parallel", "reduction"]
+// CHECK: arith.cmpi ule
+func.func @cumsum(%a: tensor<5xf32>) -> tensor<5xf32> {
+  %axis = "onnx.Constant"() {value = dense<0> : tensor<i64>} : () -> tensor<i64>
+  %0 = "onnx.CumSum"(%a, %axis) {exclusive = 0 : i64, reverse = 0 : i64} : (tensor<5xf32>, tensor<i64>) -> tensor<5xf32>
+  return %0 : tensor<5xf32>
+}
+
+// ReduceSum with run-time axes: the static result shape says which dims reduce.
+// CHECK-LABEL: func.func @reduce_sum_runtime_axes
+// CHECK: iterator_types = ["parallel", "reduction"]
+func.func @reduce_sum_runtime_axes(%a: tensor<3x4xf32>, %axes: tensor<1xi64>) -> tensor<3x1xf32> {
+  %0 = "onnx.ReduceSum"(%a, %axes) {keepdims = 1 : i64, noop_with_empty_axes = 0 : i64} : (tensor<3x4xf32>, tensor<1xi64>) -> tensor<3x1xf32>
+  return %0 : tensor<3x1xf32>
+}
