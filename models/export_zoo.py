@@ -2,9 +2,9 @@
 """Exports Kiln's model zoo to ONNX with Debian's python3-torch and python3-torchvision.
 
 Random weights from a fixed seed; nothing is downloaded. Each model is written to
-OUT/NAME.onnx (with OUT/NAME.meta.json describing its input), skipping models whose
-file already exists unless --force. Exported files live under the build tree, never
-in git.
+OUT/NAME.onnx with OUT/NAME.input.npy (the example input), OUT/NAME.output.npy (PyTorch's
+output for it, the reference) and OUT/NAME.meta.json, skipping models whose file
+already exists unless --force. Exported files live under the build tree, never in git.
 
 usage: models/export_zoo.py [--out DIR] [--opset N] [--batch B] [--force] [NAME ...]
 """
@@ -14,6 +14,7 @@ import os
 import sys
 import time
 
+import numpy as np
 import torch
 import torchvision
 
@@ -101,6 +102,11 @@ def main():
             torch.onnx.export(model, example, path, opset_version=args.opset,
                               input_names=["input"], output_names=["output"],
                               do_constant_folding=True)
+            reference = model(example)
+        if isinstance(reference, (tuple, list)) or hasattr(reference, "logits"):
+            reference = reference[0] if isinstance(reference, (tuple, list)) else reference.logits
+        np.save(os.path.join(args.out, f"{name}.input.npy"), example.numpy())
+        np.save(os.path.join(args.out, f"{name}.output.npy"), reference.detach().numpy())
         with open(os.path.join(args.out, f"{name}.meta.json"), "w") as f:
             json.dump({"input": "input", "shape": list(example.shape),
                        "dtype": str(example.dtype), "opset": args.opset}, f)
