@@ -147,6 +147,14 @@ bool getConstantInts(Value value, SmallVectorImpl<int64_t> &out) {
   return false;
 }
 
+Value wrapIndex(OpBuilder &b, Location loc, Value index, int64_t dim) {
+  Value idx = b.create<arith::IndexCastOp>(loc, b.getIndexType(), index);
+  Value zero = b.create<arith::ConstantIndexOp>(loc, 0);
+  Value negative = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, idx, zero);
+  Value wrapped = b.create<arith::AddIOp>(loc, idx, b.create<arith::ConstantIndexOp>(loc, dim));
+  return b.create<arith::SelectOp>(loc, negative, wrapped, idx);
+}
+
 bool normalizeAxis(int64_t &axis, int64_t rank) {
   if (axis < -rank || axis >= rank)
     return false;

@@ -56,6 +56,11 @@ mlir::Value reshapeTo(mlir::OpBuilder &b, mlir::Location loc, mlir::Value value,
 /// false when it is not a compile-time constant.
 bool getConstantInts(mlir::Value value, llvm::SmallVectorImpl<int64_t> &out);
 
+/// A run-time index into a dimension of size `dim`, counting from the end when
+/// negative (ONNX's Gather convention), as an index value.
+mlir::Value wrapIndex(mlir::OpBuilder &b, mlir::Location loc, mlir::Value index,
+                      int64_t dim);
+
 /// Normalizes a possibly negative axis; false when out of range.
 bool normalizeAxis(int64_t &axis, int64_t rank);
 

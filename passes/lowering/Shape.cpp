@@ -348,12 +348,7 @@ struct GatherLowering : OpConversionPattern<onnx::GatherOp> {
         ArrayRef<AffineMap>{idxMap, AffineMap::getMultiDimIdentityMap(rank, ctx)},
         SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
         [&](OpBuilder &b, Location l, ValueRange args) {
-          Value idx = b.create<arith::IndexCastOp>(l, b.getIndexType(), args[0]);
-          // Negative indices count from the end.
-          Value zero = b.create<arith::ConstantIndexOp>(l, 0);
-          Value neg = b.create<arith::CmpIOp>(l, arith::CmpIPredicate::slt, idx, zero);
-          Value wrapped = b.create<arith::AddIOp>(l, idx, b.create<arith::ConstantIndexOp>(l, dim));
-          idx = b.create<arith::SelectOp>(l, neg, wrapped, idx);
+          Value idx = wrapIndex(b, l, args[0], dim);
           SmallVector<Value> coords;
           for (int64_t d = 0; d < axis; ++d)
             coords.push_back(b.create<linalg::IndexOp>(l, d));
@@ -495,12 +490,7 @@ struct GatherElementsLowering : OpConversionPattern<onnx::GatherElementsOp> {
         ValueRange{emptyTensor(rewriter, op.getLoc(), type)}, ArrayRef<AffineMap>{id, id},
         SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
         [&](OpBuilder &b, Location l, ValueRange a) {
-          Value idx = b.create<arith::IndexCastOp>(l, b.getIndexType(), a[0]);
-          Value zero = b.create<arith::ConstantIndexOp>(l, 0);
-          Value neg = b.create<arith::CmpIOp>(l, arith::CmpIPredicate::slt, idx, zero);
-          idx = b.create<arith::SelectOp>(
-              l, neg, b.create<arith::AddIOp>(l, idx, b.create<arith::ConstantIndexOp>(l, dim)),
-              idx);
+          Value idx = wrapIndex(b, l, a[0], dim);
           SmallVector<Value> coords;
           for (int64_t d = 0; d < rank; ++d)
             coords.push_back(d == axis ? idx : b.create<linalg::IndexOp>(l, d).getResult());

@@ -80,6 +80,20 @@ std::string formalConstraint(const OpSchema &schema,
   return typeConstraint(types);
 }
 
+/// The ODS operand/result type of a formal parameter: optional ones may be
+/// `none`, variadic ones are Variadic<>.
+std::string odsFormal(const OpSchema &schema, const OpSchema::FormalParameter &p) {
+  std::string c = formalConstraint(schema, p);
+  switch (p.GetOption()) {
+  case OpSchema::Optional:
+    return "AnyTypeOf<[" + c + ", NoneType]>";
+  case OpSchema::Variadic:
+    return "Variadic<" + c + ">";
+  default:
+    return c;
+  }
+}
+
 std::string escape(const std::string &s) {
   std::string out;
   for (char c : s) {
@@ -248,20 +262,8 @@ void emitOp(std::ostream &os, const std::string &opName,
   os << "  let arguments = (ins";
   bool first = true;
   for (const auto &in : schema.inputs()) {
-    std::string c = formalConstraint(schema, in);
-    std::string t;
-    switch (in.GetOption()) {
-    case OpSchema::Single:
-      t = c;
-      break;
-    case OpSchema::Optional:
-      t = "AnyTypeOf<[" + c + ", NoneType]>";
-      break;
-    case OpSchema::Variadic:
-      t = "Variadic<" + c + ">";
-      break;
-    }
-    os << (first ? "\n    " : ",\n    ") << t << ":$" << identifier(in.GetName());
+    os << (first ? "\n    " : ",\n    ") << odsFormal(schema, in) << ":$"
+       << identifier(in.GetName());
     first = false;
   }
   for (const auto &it : attrs) {
@@ -276,20 +278,8 @@ void emitOp(std::ostream &os, const std::string &opName,
   os << "  let results = (outs";
   first = true;
   for (const auto &out : schema.outputs()) {
-    std::string c = formalConstraint(schema, out);
-    std::string t;
-    switch (out.GetOption()) {
-    case OpSchema::Single:
-      t = c;
-      break;
-    case OpSchema::Optional:
-      t = "AnyTypeOf<[" + c + ", NoneType]>";
-      break;
-    case OpSchema::Variadic:
-      t = "Variadic<" + c + ">";
-      break;
-    }
-    os << (first ? "\n    " : ",\n    ") << t << ":$" << identifier(out.GetName());
+    os << (first ? "\n    " : ",\n    ") << odsFormal(schema, out) << ":$"
+       << identifier(out.GetName());
     first = false;
   }
   os << ");\n";
