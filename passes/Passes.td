@@ -108,9 +108,11 @@ def Schedule : Pass<"kiln-schedule", "mlir::ModuleOp"> {
 def PlanMemory : Pass<"kiln-plan-memory", "mlir::ModuleOp"> {
   let summary = "Place arena slices and weights";
   let description = [{
-    Today every slice gets its own 64-byte aligned range (no reuse) and weights are
-    laid out the same way. Sets `arena_bytes`, `weight_bytes` and records
-    `kiln.lower_bound_bytes` (most bytes live at once) and `kiln.naive_bytes`.
+    Liveness over the launch order; slices are placed greedily, largest first, at
+    the lowest 64-byte aligned offset that overlaps no slice live at the same time
+    (buffer reuse). Weights are laid out one after another. Sets `arena_bytes`,
+    `weight_bytes` and records `kiln.lower_bound_bytes` (most bytes live at once)
+    and `kiln.naive_bytes` (the sum of all slices).
   }];
 }
 

@@ -11,6 +11,8 @@
 #include "passes/plan/MemoryPlan.h"
 #include "passes/Passes.h"
 
+#include <algorithm>
+
 namespace kiln {
 #define GEN_PASS_DEF_PLANMEMORY
 #define GEN_PASS_DEF_VERIFYMEMORYPLAN
@@ -78,12 +80,37 @@ struct PlanMemoryPass : kiln::impl::PlanMemoryBase<PlanMemoryPass> {
   void runOnOperation() override {
     getOperation().walk([&](kiln::PlanOp plan) {
       Builder b(plan.getContext());
-      int64_t arena = 0, naive = 0;
-      plan.getBody().walk([&](kiln::SliceOp s) {
-        s.setOffset(arena);
-        naive += static_cast<int64_t>(s.getSize());
-        arena = alignUp(arena + static_cast<int64_t>(s.getSize()));
+      // Greedy by size: the largest slices first, each at the lowest 64-byte
+      // aligned offset that overlaps no placed slice whose life meets its own.
+      std::vector<kiln::SliceInterval> ivs = kiln::sliceIntervals(plan);
+      std::vector<size_t> order(ivs.size());
+      for (size_t i = 0; i < order.size(); ++i)
+        order[i] = i;
+      std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+        return ivs[a].slice.getSize() > ivs[b].slice.getSize();
       });
+      std::vector<std::pair<int64_t, int64_t>> placed(ivs.size(), {-1, 0});
+      int64_t arena = 0, naive = 0;
+      for (size_t i : order) {
+        int64_t size = static_cast<int64_t>(ivs[i].slice.getSize());
+        naive += size;
+        // Ranges taken by slices live at the same time, sorted by offset.
+        std::vector<std::pair<int64_t, int64_t>> taken;
+        for (size_t j = 0; j < ivs.size(); ++j)
+          if (placed[j].first >= 0 && ivs[i].first <= ivs[j].last &&
+              ivs[j].first <= ivs[i].last)
+            taken.push_back(placed[j]);
+        std::sort(taken.begin(), taken.end());
+        int64_t offset = 0;
+        for (auto [takenOffset, takenSize] : taken) {
+          if (offset + size <= takenOffset)
+            break;
+          offset = std::max(offset, alignUp(takenOffset + takenSize));
+        }
+        placed[i] = {offset, size};
+        ivs[i].slice.setOffset(offset);
+        arena = std::max(arena, alignUp(offset + size));
+      }
       int64_t weights = 0;
       plan.getBody().walk([&](kiln::WeightOp w) {
         w.setOffset(weights);

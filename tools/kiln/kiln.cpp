@@ -13,6 +13,7 @@
 #include "compiler/import/OnnxImporter.h"
 #include "compiler/import/OnnxSchemas.h"
 #include "compiler/pipeline/Pipeline.h"
+#include "compiler/pipeline/Report.h"
 #include "codegen/emit/Emitter.h"
 #include "codegen/host/HostCodegen.h"
 #include "tools/kiln/RunCommand.h"
@@ -256,6 +257,18 @@ int runInspect(const CommonOptions &common) {
   return 0;
 }
 
+double millisSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+int64_t countNodes(const onnx::GraphProto &graph) {
+  std::map<std::string, int> histogram;
+  int nodes = 0;
+  countOps(graph, histogram, nodes);
+  return nodes;
+}
+
 struct CompileCommandOptions {
   std::string output;
   std::string compileTo = "emit";
@@ -263,6 +276,7 @@ struct CompileCommandOptions {
   std::string emit = "src";
   std::string cpu = "native";
   bool printWeights = false;
+  std::string report;
 };
 
 int runCompile(const CommonOptions &common, const CompileCommandOptions &o) {
@@ -280,6 +294,9 @@ int runCompile(const CommonOptions &common, const CompileCommandOptions &o) {
     return reportError("compile needs -o DIR for the artifacts (or --compile-to "
                        "PHASE to print IR)");
 
+  if (!o.report.empty() && *phase != kiln::Phase::Emit)
+    return reportError("--report needs a full compile (no --compile-to)");
+  auto start = std::chrono::steady_clock::now();
   kiln::LoadOptions loadOptions;
   std::string error;
   if (!makeLoadOptions(common, loadOptions, error))
@@ -308,13 +325,30 @@ int runCompile(const CommonOptions &common, const CompileCommandOptions &o) {
     }
     return mlir::success();
   });
+  // Phase by phase, so that the report can time each one.
   kiln::CompileOptions options;
-  mlir::PassManager pm(&context);
-  kiln::buildPipeline(pm, kiln::Phase::Import,
-                      std::min(*phase, kiln::Phase::Codegen), options);
-  if (mlir::failed(pm.run(*module)))
-    return reportError(firstError.empty() ? common.model + ": compilation failed"
-                                          : firstError);
+  kiln::CompileReport report;
+  report.model = common.model;
+  report.target = o.target;
+  report.nodesIn = countNodes(model.graph());
+  report.phaseMillis.push_back({"import", millisSince(start)});
+  kiln::Phase last = std::min(*phase, kiln::Phase::Codegen);
+  for (kiln::Phase p : {kiln::Phase::Graph, kiln::Phase::Tensor, kiln::Phase::Kernels,
+                        kiln::Phase::Plan, kiln::Phase::Codegen}) {
+    if (p > last)
+      break;
+    auto phaseStart = std::chrono::steady_clock::now();
+    mlir::PassManager pm(&context);
+    kiln::buildPipeline(pm, static_cast<kiln::Phase>(static_cast<int>(p) - 1), p, options);
+    if (mlir::failed(pm.run(*module)))
+      return reportError(firstError.empty() ? common.model + ": compilation failed"
+                                            : firstError);
+    report.phaseMillis.push_back({kiln::phaseName(p), millisSince(phaseStart)});
+    if (p == kiln::Phase::Kernels)
+      report.collectKernels(*module);
+    if (p == kiln::Phase::Plan)
+      report.collectPlan(*module);
+  }
 
   if (*phase != kiln::Phase::Emit) {
     std::error_code ec;
@@ -345,9 +379,16 @@ int runCompile(const CommonOptions &common, const CompileCommandOptions &o) {
   emit.runtimeLibrary = KILN_RUNTIME_LIBRARY;
   if (const char *cxx = getenv("CXX"))
     emit.compiler = cxx;
+  auto emitStart = std::chrono::steady_clock::now();
   if (!kiln::emitHostObject(*module, emit.objectFile, o.cpu, error) ||
       !kiln::emitArtifacts(*module, emit, error))
     return reportError(common.model + ": " + error);
+  report.phaseMillis.push_back({"emit", millisSince(emitStart)});
+  uint64_t objectSize = 0;
+  if (!llvm::sys::fs::file_size(emit.objectFile, objectSize))
+    report.codeBytes = static_cast<int64_t>(objectSize);
+  if (!o.report.empty() && !report.write(o.report, error))
+    return reportError(error);
   return 0;
 }
 
@@ -389,6 +430,8 @@ int main(int argc, char **argv) {
                          "src: model.h/.cpp/.o/.weights; lib: also libmodel.so");
   compileCmd->add_option("--cpu", compileOptions.cpu,
                          "Host CPU to tune for (default: native)");
+  compileCmd->add_option("--report", compileOptions.report,
+                         "Write the compile report (kernels, memory, phase times) as JSON");
   compileCmd->add_flag("--print-weights", compileOptions.printWeights,
                        "With --compile-to: print large constants in full");
 

@@ -1,0 +1,45 @@
+//===- Report.h - The compile report ----------------------------*- C++ -*-===//
+//
+// What `kiln compile --report report.json` writes: per model, the node count in,
+// kernels out with the ONNX nodes fused into each, streams used, arena bytes next
+// to the live lower bound and the naive sum of all intermediates, weight bytes, the
+// size of the target's code, and the compile time of every phase.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_COMPILER_PIPELINE_REPORT_H
+#define KILN_COMPILER_PIPELINE_REPORT_H
+
+#include "mlir/IR/BuiltinOps.h"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace kiln {
+
+struct CompileReport {
+  std::string model;
+  std::string target;
+  int64_t nodesIn = 0;
+  /// Per kernel: its name and the ONNX nodes (by location name) it computes.
+  std::vector<std::pair<std::string, std::vector<std::string>>> kernels;
+  int64_t streams = 0;
+  int64_t launches = 0;
+  int64_t arenaBytes = 0;
+  int64_t lowerBoundBytes = 0;
+  int64_t naiveBytes = 0;
+  int64_t weightBytes = 0;
+  int64_t codeBytes = 0; // object (host) or PTX (cuda)
+  std::vector<std::pair<std::string, double>> phaseMillis;
+
+  /// After the kernels phase: the kernels and the nodes inside each.
+  void collectKernels(mlir::ModuleOp module);
+  /// After the plan phase: streams, launches, memory figures.
+  void collectPlan(mlir::ModuleOp module);
+  /// Writes the report as JSON; false with `error` on I/O failure.
+  bool write(const std::string &path, std::string &error) const;
+};
+
+} // namespace kiln
+
+#endif // KILN_COMPILER_PIPELINE_REPORT_H
