@@ -416,8 +416,9 @@ struct PadLowering : OpConversionPattern<onnx::PadOp> {
   LogicalResult
   matchAndRewrite(onnx::PadOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    if (op.getMode() != "constant")
-      return failure();
+    SmallVector<int64_t> constantPads;
+    if (op.getMode() != "constant" || !getConstantInts(op.getPads(), constantPads))
+      return lowerGeneral(op, adaptor, rewriter);
     auto type = resultTypeOf(getTypeConverter(), op);
     auto src = cast<RankedTensorType>(adaptor.getData().getType());
     int64_t rank = src.getRank();
@@ -461,6 +462,158 @@ struct PadLowering : OpConversionPattern<onnx::PadOp> {
     rewriter.create<tensor::YieldOp>(loc, fill);
     rewriter.setInsertionPointAfter(pad);
     rewriter.replaceOp(op, pad.getResult());
+    return success();
+  }
+
+  /// Any mode, pads known only at run time: a generic over the output computes
+  /// each element's source coordinate (shifted by the low pad) and, outside the
+  /// input, the constant (constant), the nearest edge (edge), the mirror image
+  /// (reflect) or the wrapped-around element (wrap).
+  LogicalResult lowerGeneral(onnx::PadOp op, OpAdaptor adaptor,
+                             ConversionPatternRewriter &rewriter) const {
+    StringRef mode = op.getMode();
+    if (mode != "constant" && mode != "edge" && mode != "reflect" && mode != "wrap")
+      return failure();
+    auto type = resultTypeOf(getTypeConverter(), op);
+    Value data = adaptor.getData();
+    auto src = cast<RankedTensorType>(data.getType());
+    int64_t rank = src.getRank();
+    Location loc = op.getLoc();
+    if (type.getNumElements() == 0) {
+      rewriter.replaceOp(op, emptyTensor(rewriter, loc, type));
+      return success();
+    }
+    if (src.getNumElements() == 0 && mode != "constant")
+      return failure();
+    auto pads = cast<RankedTensorType>(adaptor.getPads().getType());
+    int64_t numAxes = pads.getNumElements() / 2;
+    bool hasAxes = !isa<NoneType>(adaptor.getAxes().getType());
+    auto cst = [&](int64_t v) { return rewriter.create<arith::ConstantIndexOp>(loc, v).getResult(); };
+    auto read = [&](Value t, int64_t j) -> Value {
+      Value v = rewriter.create<tensor::ExtractOp>(loc, t, ValueRange{cst(j)});
+      if (!v.getType().isInteger(64))
+        v = rewriter.create<arith::ExtSIOp>(loc, rewriter.getI64Type(), v);
+      return rewriter.create<arith::IndexCastOp>(loc, rewriter.getIndexType(), v);
+    };
+    SmallVector<Value> low(rank, cst(0));
+    for (int64_t j = 0; j < numAxes; ++j) {
+      Value axis = hasAxes ? read(adaptor.getAxes(), j) : cst(j);
+      Value begin = read(adaptor.getPads(), j);
+      for (int64_t d = 0; d < rank; ++d) {
+        Value isD = rewriter.create<arith::OrIOp>(
+            loc, rewriter.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, axis, cst(d)),
+            rewriter.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, axis, cst(d - rank)));
+        low[d] = rewriter.create<arith::SelectOp>(loc, isD, begin, low[d]);
+      }
+    }
+    Type elem = type.getElementType();
+    Value fill;
+    if (!isa<NoneType>(adaptor.getConstantValue().getType())) {
+      auto cvType = cast<RankedTensorType>(adaptor.getConstantValue().getType());
+      SmallVector<Value> zeros(cvType.getRank(), cst(0));
+      fill = rewriter.create<tensor::ExtractOp>(loc, adaptor.getConstantValue(), zeros);
+    } else {
+      fill = scalarConstant(rewriter, loc, elem, 0);
+    }
+    MLIRContext *ctx = rewriter.getContext();
+    auto generic = rewriter.create<linalg::GenericOp>(
+        loc, TypeRange{type}, ValueRange{}, ValueRange{emptyTensor(rewriter, loc, type)},
+        ArrayRef<AffineMap>{AffineMap::getMultiDimIdentityMap(rank, ctx)},
+        SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
+        [&](OpBuilder &b, Location l, ValueRange) {
+          using P = arith::CmpIPredicate;
+          Value inside = b.create<arith::ConstantOp>(l, b.getBoolAttr(true));
+          SmallVector<Value> coords;
+          for (int64_t d = 0; d < rank; ++d) {
+            int64_t dim = src.getDimSize(d);
+            Value c = b.create<arith::SubIOp>(l, b.create<linalg::IndexOp>(l, d), low[d]);
+            Value zero = b.create<arith::ConstantIndexOp>(l, 0);
+            Value last = b.create<arith::ConstantIndexOp>(l, dim - 1);
+            Value below = b.create<arith::CmpIOp>(l, P::slt, c, zero);
+            Value above = b.create<arith::CmpIOp>(l, P::sgt, c, last);
+            if (mode == "constant") {
+              inside = b.create<arith::AndIOp>(
+                  l, inside, b.create<arith::XOrIOp>(
+                                 l, b.create<arith::OrIOp>(l, below, above),
+                                 b.create<arith::ConstantOp>(l, b.getBoolAttr(true))));
+              c = b.create<arith::MaxSIOp>(l, b.create<arith::MinSIOp>(l, c, last), zero);
+            } else if (mode == "edge") {
+              c = b.create<arith::MaxSIOp>(l, b.create<arith::MinSIOp>(l, c, last), zero);
+            } else if (mode == "reflect") {
+              // Mirror without repeating the edge: -c below, 2*(dim-1) - c above.
+              Value mirrored = b.create<arith::SelectOp>(
+                  l, below, b.create<arith::SubIOp>(l, zero, c), c);
+              Value twice = b.create<arith::ConstantIndexOp>(l, 2 * (dim - 1));
+              mirrored = b.create<arith::SelectOp>(
+                  l, b.create<arith::CmpIOp>(l, P::sgt, mirrored, last),
+                  b.create<arith::SubIOp>(l, twice, mirrored), mirrored);
+              c = b.create<arith::MaxSIOp>(l, b.create<arith::MinSIOp>(l, mirrored, last), zero);
+            } else { // wrap
+              Value size = b.create<arith::ConstantIndexOp>(l, dim);
+              Value r = b.create<arith::RemSIOp>(l, c, size);
+              c = b.create<arith::SelectOp>(l, b.create<arith::CmpIOp>(l, P::slt, r, zero),
+                                            b.create<arith::AddIOp>(l, r, size), r);
+            }
+            coords.push_back(c);
+          }
+          Value v = src.getNumElements() == 0
+                        ? fill
+                        : b.create<tensor::ExtractOp>(l, data, coords).getResult();
+          if (mode == "constant" && src.getNumElements() != 0)
+            v = b.create<arith::SelectOp>(l, inside, v, fill);
+          b.create<linalg::YieldOp>(l, v);
+        });
+    rewriter.replaceOp(op, generic.getResult(0));
+    return success();
+  }
+};
+
+/// OneHot: out[.., j at axis, ..] = j == indices[..] (negative indices count from
+/// the depth) ? values[1] : values[0].
+struct OneHotLowering : OpConversionPattern<onnx::OneHotOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(onnx::OneHotOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto type = resultTypeOf(getTypeConverter(), op);
+    int64_t rank = type.getRank();
+    int64_t axis = static_cast<int64_t>(op.getAxis());
+    if (!normalizeAxis(axis, rank))
+      return failure();
+    Location loc = op.getLoc();
+    if (type.getNumElements() == 0) {
+      rewriter.replaceOp(op, emptyTensor(rewriter, loc, type));
+      return success();
+    }
+    int64_t depth = type.getDimSize(axis);
+    Value values = adaptor.getValues();
+    Value off = rewriter.create<tensor::ExtractOp>(
+        loc, values, ValueRange{rewriter.create<arith::ConstantIndexOp>(loc, 0)});
+    Value on = rewriter.create<tensor::ExtractOp>(
+        loc, values, ValueRange{rewriter.create<arith::ConstantIndexOp>(loc, 1)});
+    MLIRContext *ctx = rewriter.getContext();
+    SmallVector<AffineExpr> idxExprs;
+    for (int64_t d = 0; d < rank; ++d)
+      if (d != axis)
+        idxExprs.push_back(getAffineDimExpr(d, ctx));
+    bool floatIndices = isa<FloatType>(
+        cast<RankedTensorType>(adaptor.getIndices().getType()).getElementType());
+    auto generic = rewriter.create<linalg::GenericOp>(
+        loc, TypeRange{type}, ValueRange{adaptor.getIndices()},
+        ValueRange{emptyTensor(rewriter, loc, type)},
+        ArrayRef<AffineMap>{AffineMap::get(rank, 0, idxExprs, ctx),
+                            AffineMap::getMultiDimIdentityMap(rank, ctx)},
+        SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
+        [&](OpBuilder &b, Location l, ValueRange a) {
+          Value index = a[0];
+          if (floatIndices)
+            index = b.create<arith::FPToSIOp>(l, b.getI64Type(), index);
+          Value idx = wrapIndex(b, l, index, depth);
+          Value here = b.create<arith::CmpIOp>(l, arith::CmpIPredicate::eq,
+                                               b.create<linalg::IndexOp>(l, axis), idx);
+          b.create<linalg::YieldOp>(l, b.create<arith::SelectOp>(l, here, on, off).getResult());
+        });
+    rewriter.replaceOp(op, generic.getResult(0));
     return success();
   }
 };
@@ -679,7 +832,8 @@ void populateShapeLoweringPatterns(RewritePatternSet &patterns,
   patterns.add<ReshapeLikeLowering, TransposeLowering, ConcatLowering, SplitLowering,
                SliceLowering, ExpandLowering, TileLowering, GatherLowering,
                ShapeConstantLowering, PadLowering, GatherElementsLowering, TriluLowering,
-               RangeLowering, DepthSpaceLowering>(converter, patterns.getContext());
+               RangeLowering, DepthSpaceLowering, OneHotLowering>(converter,
+                                                                   patterns.getContext());
 }
 
 } // namespace kiln

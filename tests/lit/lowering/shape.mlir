@@ -53,3 +53,25 @@ func.func @shape_of(%a: tensor<2x3x4xf32>) -> tensor<3xi64> {
   %0 = "onnx.Shape"(%a) : (tensor<2x3x4xf32>) -> tensor<3xi64>
   return %0 : tensor<3xi64>
 }
+
+// Pad with run-time pads or a non-constant mode: a generic that computes each
+// element's source coordinate (reflect: mirrored at the edges).
+// CHECK-LABEL: func.func @reflect_pad
+// CHECK: tensor.extract %{{.*}}[%{{.*}}] : tensor<2xi64>
+// CHECK: linalg.generic
+// CHECK: arith.subi
+// CHECK: tensor.extract
+func.func @reflect_pad(%a: tensor<4xf32>, %pads: tensor<2xi64>) -> tensor<7xf32> {
+  %none = onnx.NoValue
+  %0 = "onnx.Pad"(%a, %pads, %none, %none) {mode = "reflect"} : (tensor<4xf32>, tensor<2xi64>, none, none) -> tensor<7xf32>
+  return %0 : tensor<7xf32>
+}
+
+// CHECK-LABEL: func.func @one_hot
+// CHECK: linalg.generic
+// CHECK: linalg.index 1
+// CHECK: arith.select
+func.func @one_hot(%i: tensor<3xi64>, %depth: tensor<i64>, %v: tensor<2xf32>) -> tensor<3x5xf32> {
+  %0 = "onnx.OneHot"(%i, %depth, %v) {axis = -1 : i64} : (tensor<3xi64>, tensor<i64>, tensor<2xf32>) -> tensor<3x5xf32>
+  return %0 : tensor<3x5xf32>
+}
