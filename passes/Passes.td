@@ -56,6 +56,27 @@ def ConvertOnnxToLinalg : Pass<"convert-onnx-to-linalg", "mlir::ModuleOp"> {
                            "mlir::math::MathDialect", "mlir::tensor::TensorDialect"];
 }
 
+def FuseElementwise : Pass<"kiln-fuse-elementwise", "mlir::func::FuncOp"> {
+  let summary = "Fuse elementwise producers into their only consumer";
+  let description = [{
+    The first fusion of the kernels phase: linalg's elementwise fusion, limited to
+    producers whose single user is the consumer (no recomputation). Chains such
+    as bias + ReLU or the arithmetic of a normalization collapse into one
+    linalg.generic, which kiln-form-kernels then makes one kernel.
+
+    Before:
+    ```mlir
+    %a = linalg.generic {add} ins(%x, %b) ...
+    %r = linalg.generic {max(., 0)} ins(%a) ...
+    ```
+    After:
+    ```mlir
+    %r = linalg.generic {add; max(., 0)} ins(%x, %b) ...
+    ```
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect"];
+}
+
 def FormKernels : Pass<"kiln-form-kernels", "mlir::func::FuncOp"> {
   let summary = "Group tensor-level ops into kiln.kernel regions";
   let description = [{

@@ -61,7 +61,9 @@ void buildTensorPipeline(OpPassManager &pm, const CompileOptions &) {
   pm.addPass(createCSEPass());
 }
 
-void buildKernelsPipeline(OpPassManager &pm, const CompileOptions &) {
+void buildKernelsPipeline(OpPassManager &pm, const CompileOptions &options) {
+  if (options.fuse)
+    pm.addNestedPass<func::FuncOp>(createFuseElementwise());
   pm.addNestedPass<func::FuncOp>(createFormKernels());
 }
 

@@ -27,6 +27,8 @@ enum class Target { Host };
 
 struct CompileOptions {
   Target target = Target::Host;
+  /// Fuse elementwise chains in the kernels phase (off: one op per kernel).
+  bool fuse = true;
 };
 
 void buildGraphPipeline(mlir::OpPassManager &pm, const CompileOptions &options);

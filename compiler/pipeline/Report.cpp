@@ -33,10 +33,16 @@ void CompileReport::collectKernels(ModuleOp module) {
   kernels.clear();
   module.walk([&](KernelOp kernel) {
     NameSet names;
-    // The ops that compute, not the destinations and constants cloned in.
-    for (Operation &op : kernel.getBody().front().without_terminator())
-      if (!isa<tensor::EmptyOp, arith::ConstantOp, linalg::FillOp>(op))
-        nodeNames(op.getLoc(), names);
+    // The ops that compute (fused bodies keep their nodes' locations), not the
+    // destinations and constants cloned in.
+    for (Operation &top : kernel.getBody().front().without_terminator()) {
+      if (isa<tensor::EmptyOp, arith::ConstantOp, linalg::FillOp>(top))
+        continue;
+      top.walk([&](Operation *op) {
+        if (!isa<arith::ConstantOp, linalg::YieldOp>(op))
+          nodeNames(op->getLoc(), names);
+      });
+    }
     kernels.emplace_back(kernel.getName().str(),
                          std::vector<std::string>(names.begin(), names.end()));
   });

@@ -152,7 +152,12 @@ Value wrapIndex(OpBuilder &b, Location loc, Value index, int64_t dim) {
   Value zero = b.create<arith::ConstantIndexOp>(loc, 0);
   Value negative = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, idx, zero);
   Value wrapped = b.create<arith::AddIOp>(loc, idx, b.create<arith::ConstantIndexOp>(loc, dim));
-  return b.create<arith::SelectOp>(loc, negative, wrapped, idx);
+  idx = b.create<arith::SelectOp>(loc, negative, wrapped, idx);
+  // Out-of-range indices are invalid input; clamping keeps every read inside
+  // the tensor, so bad data gives wrong numbers, never a stray memory access.
+  Value last = b.create<arith::ConstantIndexOp>(loc, std::max<int64_t>(dim - 1, 0));
+  idx = b.create<arith::MinSIOp>(loc, idx, last);
+  return b.create<arith::MaxSIOp>(loc, idx, zero);
 }
 
 bool normalizeAxis(int64_t &axis, int64_t rank) {

@@ -57,7 +57,8 @@ mlir::Value reshapeTo(mlir::OpBuilder &b, mlir::Location loc, mlir::Value value,
 bool getConstantInts(mlir::Value value, llvm::SmallVectorImpl<int64_t> &out);
 
 /// A run-time index into a dimension of size `dim`, counting from the end when
-/// negative (ONNX's Gather convention), as an index value.
+/// negative (ONNX's Gather convention), as an index value; out-of-range values
+/// are clamped into the dimension so that a read never leaves the tensor.
 mlir::Value wrapIndex(mlir::OpBuilder &b, mlir::Location loc, mlir::Value index,
                       int64_t dim);
 

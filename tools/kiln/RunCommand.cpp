@@ -254,15 +254,19 @@ int benchModel(const BenchOptions &options) {
   std::vector<std::vector<char>> storage;
   std::vector<kiln_tensor> inputs(numInputs), outputs(numOutputs);
   std::mt19937 rng(0);
-  std::uniform_int_distribution<int> byte(0, 63);
   for (int32_t i = 0; i < numInputs + numOutputs; ++i) {
     kiln_tensor_info info;
     (i < numInputs ? lib.inputInfo(lib.model, i, &info)
                    : lib.outputInfo(lib.model, i - numInputs, &info));
-    storage.emplace_back(bytesOf(info));
-    // Small non-negative values: valid for every dtype and for index inputs.
-    for (char &c : storage.back())
-      c = static_cast<char>(i < numInputs ? byte(rng) % 2 : 0);
+    storage.emplace_back(bytesOf(info), 0);
+    // Floats get small random values; integer inputs (often indices) stay 0,
+    // which is valid for every model.
+    if (i < numInputs && info.dtype == KILN_F32) {
+      std::uniform_real_distribution<float> value(-1.0f, 1.0f);
+      auto *f = reinterpret_cast<float *>(storage.back().data());
+      for (size_t k = 0; k < storage.back().size() / sizeof(float); ++k)
+        f[k] = value(rng);
+    }
     kiln_tensor t{info.dtype, info.rank, info.shape, storage.back().data()};
     (i < numInputs ? inputs[i] : outputs[i - numInputs]) = t;
   }

@@ -276,6 +276,7 @@ struct CompileCommandOptions {
   std::string emit = "src";
   std::string cpu = "native";
   bool printWeights = false;
+  bool noFuse = false;
   std::string report;
 };
 
@@ -327,6 +328,7 @@ int runCompile(const CommonOptions &common, const CompileCommandOptions &o) {
   });
   // Phase by phase, so that the report can time each one.
   kiln::CompileOptions options;
+  options.fuse = !o.noFuse;
   kiln::CompileReport report;
   report.model = common.model;
   report.target = o.target;
@@ -430,6 +432,8 @@ int main(int argc, char **argv) {
                          "src: model.h/.cpp/.o/.weights; lib: also libmodel.so");
   compileCmd->add_option("--cpu", compileOptions.cpu,
                          "Host CPU to tune for (default: native)");
+  compileCmd->add_flag("--no-fuse", compileOptions.noFuse,
+                       "One op per kernel (no elementwise fusion), for comparison");
   compileCmd->add_option("--report", compileOptions.report,
                          "Write the compile report (kernels, memory, phase times) as JSON");
   compileCmd->add_flag("--print-weights", compileOptions.printWeights,
