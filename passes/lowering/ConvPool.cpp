@@ -122,23 +122,26 @@ struct ConvLowering : OpConversionPattern<onnx::ConvOp> {
     Location loc = op.getLoc();
     Value x = padSpatial(rewriter, loc, adaptor.getX(), w.padLow, w.padHigh, 0);
 
-    // Iteration space: n, f, o_0..o_{S-1}, c, k_0..k_{S-1}.
+    // Iteration space: n, f, c, k_0..k_{S-1}, o_0..o_{S-1}. The output's spatial
+    // dims are innermost so that the emitted loops stream along rows of the
+    // input and the output (unit stride when the stride is 1).
     MLIRContext *ctx = rewriter.getContext();
     int64_t numDims = 2 + spatial + 1 + spatial;
     auto d = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
-    AffineExpr n = d(0), f = d(1), c = d(2 + spatial);
+    AffineExpr n = d(0), f = d(1), c = d(2);
     int64_t perGroup = outChannels / group;
     SmallVector<AffineExpr> xExprs{n, f.floorDiv(perGroup) * groupChannels + c};
     SmallVector<AffineExpr> wExprs{f, c};
     SmallVector<AffineExpr> yExprs{n, f};
     for (int64_t i = 0; i < spatial; ++i) {
-      AffineExpr o = d(2 + i), k = d(3 + spatial + i);
+      AffineExpr k = d(3 + i), o = d(3 + spatial + i);
       xExprs.push_back(o * w.strides[i] + k * w.dilations[i]);
       wExprs.push_back(k);
       yExprs.push_back(o);
     }
-    SmallVector<utils::IteratorType> iterators(2 + spatial, utils::IteratorType::parallel);
+    SmallVector<utils::IteratorType> iterators(2, utils::IteratorType::parallel);
     iterators.append(1 + spatial, utils::IteratorType::reduction);
+    iterators.append(spatial, utils::IteratorType::parallel);
     Type elem = type.getElementType();
     Value zero = scalarConstant(rewriter, loc, elem, 0);
     Value init = rewriter.create<linalg::FillOp>(loc, zero, emptyTensor(rewriter, loc, type))

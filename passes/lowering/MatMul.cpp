@@ -24,17 +24,23 @@ Value multiplyAdd(OpBuilder &b, Location loc, Value a, Value x, Value acc) {
   return b.create<arith::AddIOp>(loc, acc, b.create<arith::MulIOp>(loc, a, x));
 }
 
-/// C[batch..., m, n] = sum_k A[..., m, k] * B[..., k, n] with the given maps.
+/// C[batch..., m, n] = sum_k A * B. The iteration order is (batch..., m, k, n):
+/// with n innermost, the loops that codegen emits stream through rows of B and C
+/// (unit stride, vectorizable) instead of striding down B's columns.
+/// `lhsMap` and `rhsMap` are over those dims: m = rank - 2, k = rank - 1,
+/// n = rank, where rank is the result's.
 Value contraction(OpBuilder &b, Location loc, Value lhs, Value rhs,
                   RankedTensorType resultType, AffineMap lhsMap, AffineMap rhsMap) {
   int64_t rank = resultType.getRank();
   MLIRContext *ctx = b.getContext();
   SmallVector<AffineExpr> outExprs;
-  for (int64_t i = 0; i < rank; ++i)
+  for (int64_t i = 0; i < rank - 1; ++i)
     outExprs.push_back(getAffineDimExpr(i, ctx));
+  outExprs.push_back(getAffineDimExpr(rank, ctx)); // n
   AffineMap outMap = AffineMap::get(rank + 1, 0, outExprs, ctx);
-  SmallVector<utils::IteratorType> iterators(rank, utils::IteratorType::parallel);
-  iterators.push_back(utils::IteratorType::reduction);
+  SmallVector<utils::IteratorType> iterators(rank - 1, utils::IteratorType::parallel);
+  iterators.push_back(utils::IteratorType::reduction); // k
+  iterators.push_back(utils::IteratorType::parallel);  // n
   auto generic = b.create<linalg::GenericOp>(
       loc, TypeRange{resultType}, ValueRange{lhs, rhs},
       ValueRange{zeroFilled(b, loc, resultType)},
@@ -91,8 +97,8 @@ struct MatMulLowering : OpConversionPattern<onnx::MatMulOp> {
         exprs.push_back(t.getDimSize(d) == 1 && shape[d + offset] != 1
                             ? getAffineConstantExpr(0, ctx)
                             : getAffineDimExpr(d + offset, ctx));
-      AffineExpr mE = getAffineDimExpr(rank - 2, ctx), nE = getAffineDimExpr(rank - 1, ctx),
-                 kE = getAffineDimExpr(rank, ctx);
+      AffineExpr mE = getAffineDimExpr(rank - 2, ctx), kE = getAffineDimExpr(rank - 1, ctx),
+                 nE = getAffineDimExpr(rank, ctx);
       if (isLhs) {
         exprs.push_back(mE);
         exprs.push_back(kE);
@@ -118,8 +124,8 @@ struct GemmLowering : OpConversionPattern<onnx::GemmOp> {
     auto resultType = cast<RankedTensorType>(
         getTypeConverter()->convertType(op.getY().getType()));
     MLIRContext *ctx = rewriter.getContext();
-    AffineExpr m = getAffineDimExpr(0, ctx), n = getAffineDimExpr(1, ctx),
-               k = getAffineDimExpr(2, ctx);
+    AffineExpr m = getAffineDimExpr(0, ctx), k = getAffineDimExpr(1, ctx),
+               n = getAffineDimExpr(2, ctx);
     bool transA = op.getTransA() != 0, transB = op.getTransB() != 0;
     AffineMap aMap = AffineMap::get(3, 0, transA ? ArrayRef<AffineExpr>{k, m}
                                                  : ArrayRef<AffineExpr>{m, k}, ctx);

@@ -1,12 +1,12 @@
 // RUN: kiln-opt %s --convert-onnx-to-linalg | FileCheck %s
 
-// A grouped convolution: padded input, one generic whose input channel is
-// (f floordiv M/group) * C/group + c.
-// CHECK-DAG: #[[X:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1 floordiv 2 + d4, d2 * 2 + d5, d3 * 2 + d6)>
+// A grouped convolution: padded input, one generic over (n, f, c, kh, kw, oh, ow)
+// whose input channel is (f floordiv M/group) * C/group + c.
+// CHECK-DAG: #[[X:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1 floordiv 2 + d2, d5 * 2 + d3, d6 * 2 + d4)>
 // CHECK-LABEL: func.func @conv_grouped
 // CHECK: tensor.pad
 // CHECK: linalg.generic {indexing_maps = [#[[X]]
-// CHECK-SAME: iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]
+// CHECK-SAME: iterator_types = ["parallel", "parallel", "reduction", "reduction", "reduction", "parallel", "parallel"]
 func.func @conv_grouped(%x: tensor<1x2x8x8xf32>, %w: tensor<4x1x3x3xf32>) -> tensor<1x4x4x4xf32> {
   %none = onnx.NoValue
   %0 = "onnx.Conv"(%x, %w, %none) {group = 2 : i64, kernel_shape = [3, 3], pads = [1, 1, 1, 1], strides = [2, 2]} : (tensor<1x2x8x8xf32>, tensor<4x1x3x3xf32>, none) -> tensor<1x4x4x4xf32>

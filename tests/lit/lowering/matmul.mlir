@@ -1,13 +1,14 @@
 // RUN: kiln-opt %s --convert-onnx-to-linalg | FileCheck %s
 
-// CHECK-DAG: #[[A:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
-// CHECK-DAG: #[[B:.*]] = affine_map<(d0, d1, d2, d3) -> (d3, d2)>
-// CHECK-DAG: #[[BT:.*]] = affine_map<(d0, d1, d2) -> (d1, d2)>
+// Iteration order (batch, m, k, n): n innermost.
+// CHECK-DAG: #[[A:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+// CHECK-DAG: #[[B:.*]] = affine_map<(d0, d1, d2, d3) -> (d2, d3)>
+// CHECK-DAG: #[[BT:.*]] = affine_map<(d0, d1, d2) -> (d2, d1)>
 
 // Batched MatMul with a broadcast right operand: one contraction generic.
 // CHECK-LABEL: func.func @batched
 // CHECK: linalg.fill
-// CHECK: linalg.generic {indexing_maps = [#[[A]], #[[B]], {{.*}}], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+// CHECK: linalg.generic {indexing_maps = [#[[A]], #[[B]], {{.*}}], iterator_types = ["parallel", "parallel", "reduction", "parallel"]}
 func.func @batched(%a: tensor<2x4x8xf32>, %b: tensor<8x5xf32>) -> tensor<2x4x5xf32> {
   %0 = "onnx.MatMul"(%a, %b) : (tensor<2x4x8xf32>, tensor<8x5xf32>) -> tensor<2x4x5xf32>
   return %0 : tensor<2x4x5xf32>
