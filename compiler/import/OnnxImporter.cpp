@@ -86,10 +86,18 @@ private:
   using SymbolScope = llvm::ScopedHashTableScope<StringRef, Value>;
   using TypeScope = llvm::ScopedHashTableScope<StringRef, const ::onnx::TypeProto *>;
 
-  LogicalResult fail(const std::string &what) {
+  /// A failure of any result type (LogicalResult, FailureOr<T>).
+  struct Failed {
+    template <typename T>
+    operator FailureOr<T>() const { return failure(); }
+    operator LogicalResult() const { return failure(); }
+  };
+
+  /// Records the first error (one line, prefixed with the file) and fails.
+  Failed fail(const std::string &what) {
     if (error.empty())
       error = fileName + ": " + what;
-    return failure();
+    return {};
   }
 
   Location loc(const ::onnx::NodeProto &node) {
@@ -151,14 +159,13 @@ FailureOr<Type> Importer::elementType(int32_t dataType, const std::string &what)
     return Type(IntegerType::get(ctx, 64, IntegerType::Unsigned));
   case ::onnx::TensorProto::BOOL: return Type(IntegerType::get(ctx, 1));
   case ::onnx::TensorProto::STRING:
-    return fail(what + ": string tensors are not supported"), failure();
+    return fail(what + ": string tensors are not supported");
   case ::onnx::TensorProto::COMPLEX64:
   case ::onnx::TensorProto::COMPLEX128:
-    return fail(what + ": complex tensors are not supported"), failure();
+    return fail(what + ": complex tensors are not supported");
   default:
     return fail(what + ": element type " + std::to_string(dataType) +
-                " is not supported"),
-           failure();
+                " is not supported");
   }
 }
 
@@ -169,7 +176,7 @@ FailureOr<Type> Importer::valueType(const ::onnx::TypeProto &type,
                        : type.has_optional_type() ? "optional"
                        : type.has_map_type()      ? "map"
                                                   : "non-tensor";
-    return fail(what + ": " + kind + " values are not supported"), failure();
+    return fail(what + ": " + kind + " values are not supported");
   }
   const ::onnx::TypeProto::Tensor &tensor = type.tensor_type();
   FailureOr<Type> elem = elementType(tensor.elem_type(), what);
@@ -177,7 +184,7 @@ FailureOr<Type> Importer::valueType(const ::onnx::TypeProto &type,
     return failure();
   if (!tensor.has_shape()) {
     if (requireStatic)
-      return fail(what + ": the shape could not be inferred"), failure();
+      return fail(what + ": the shape could not be inferred");
     return Type(UnrankedTensorType::get(*elem));
   }
   SmallVector<int64_t> dims;
@@ -186,9 +193,9 @@ FailureOr<Type> Importer::valueType(const ::onnx::TypeProto &type,
     if (d.has_dim_value()) {
       int64_t v = d.dim_value();
       if (v < 0)
-        return fail(what + ": negative dimension " + std::to_string(v)), failure();
+        return fail(what + ": negative dimension " + std::to_string(v));
       if (v != 0 && count > std::numeric_limits<int64_t>::max() / v)
-        return fail(what + ": the element count overflows 64 bits"), failure();
+        return fail(what + ": the element count overflows 64 bits");
       count *= v;
       dims.push_back(v);
       continue;
@@ -197,8 +204,7 @@ FailureOr<Type> Importer::valueType(const ::onnx::TypeProto &type,
       std::string sym = d.has_dim_param() ? "symbolic dimension '" + d.dim_param() + "'"
                                           : "a dimension that could not be inferred";
       return fail(what + " has " + sym +
-                  "; pin the graph inputs with --input-shape NAME=DxDx..."),
-             failure();
+                  "; pin the graph inputs with --input-shape NAME=DxDx...");
     }
     dims.push_back(ShapedType::kDynamic);
   }
@@ -211,8 +217,7 @@ FailureOr<Type> Importer::typeOfValue(StringRef name, const std::string &what,
   if (!type) {
     if (requireStatic)
       return fail(what + ": the type of '" + name.str() +
-                  "' could not be inferred"),
-             failure();
+                  "' could not be inferred");
     return Type(NoneType()); // Caller substitutes an unranked type.
   }
   return valueType(*type, what, requireStatic);
@@ -221,7 +226,7 @@ FailureOr<Type> Importer::typeOfValue(StringRef name, const std::string &what,
 FailureOr<ElementsAttr> Importer::tensorAttr(const ::onnx::TensorProto &tensor,
                                              const std::string &what) {
   if (tensor.data_location() == ::onnx::TensorProto::EXTERNAL)
-    return fail(what + ": external data was not loaded"), failure();
+    return fail(what + ": external data was not loaded");
   FailureOr<Type> elem = elementType(tensor.data_type(), what);
   if (failed(elem))
     return failure();
@@ -229,9 +234,9 @@ FailureOr<ElementsAttr> Importer::tensorAttr(const ::onnx::TensorProto &tensor,
   int64_t count = 1;
   for (int64_t d : tensor.dims()) {
     if (d < 0)
-      return fail(what + ": negative dimension " + std::to_string(d)), failure();
+      return fail(what + ": negative dimension " + std::to_string(d));
     if (d != 0 && count > std::numeric_limits<int64_t>::max() / d)
-      return fail(what + ": the element count overflows 64 bits"), failure();
+      return fail(what + ": the element count overflows 64 bits");
     count *= d;
     dims.push_back(d);
   }
@@ -239,22 +244,20 @@ FailureOr<ElementsAttr> Importer::tensorAttr(const ::onnx::TensorProto &tensor,
   unsigned bits = elem->getIntOrFloatBitWidth();
   size_t elemBytes = bits == 1 ? 1 : bits / 8;
   if (static_cast<uint64_t>(count) > std::numeric_limits<size_t>::max() / elemBytes / 2)
-    return fail(what + ": the tensor is too large"), failure();
+    return fail(what + ": the tensor is too large");
   size_t expected = static_cast<size_t>(count) * elemBytes;
 
   // Gather the bytes in MLIR's layout (little-endian, one byte per bool).
   std::vector<char> bytes;
   auto wrongCount = [&](size_t got) {
     return fail(what + ": holds " + std::to_string(got) + " values, " +
-                std::to_string(count) + " expected"),
-           failure();
+                std::to_string(count) + " expected");
   };
   if (tensor.has_raw_data()) {
     if (tensor.raw_data().size() != expected)
       return fail(what + ": raw data has " +
                   std::to_string(tensor.raw_data().size()) + " bytes, " +
-                  std::to_string(expected) + " expected"),
-             failure();
+                  std::to_string(expected) + " expected");
   } else {
     bytes.resize(expected);
     auto copyFrom = [&](const auto &field, auto convert) -> LogicalResult {
@@ -315,7 +318,7 @@ FailureOr<ElementsAttr> Importer::tensorAttr(const ::onnx::TensorProto &tensor,
   }
   bool splat = false;
   if (!DenseElementsAttr::isValidRawBuffer(type, data, splat))
-    return fail(what + ": malformed tensor data"), failure();
+    return fail(what + ": malformed tensor data");
   return ElementsAttr(DenseElementsAttr::getFromRawBuffer(type, data));
 }
 
@@ -324,8 +327,7 @@ FailureOr<Attribute> Importer::attribute(const ::onnx::AttributeProto &attr,
   std::string what = nodeLabel(node) + ": attribute '" + attr.name() + "'";
   if (!attr.ref_attr_name().empty())
     return fail(what + " refers to a function attribute; functions are not "
-                       "supported"),
-           failure();
+                       "supported");
   switch (attr.type()) {
   case ::onnx::AttributeProto::INT:
     return Attribute(builder.getI64IntegerAttr(attr.i()));
@@ -360,8 +362,7 @@ FailureOr<Attribute> Importer::attribute(const ::onnx::AttributeProto &attr,
   default:
     return fail(what + ": attributes of this kind (" +
                 ::onnx::AttributeProto_AttributeType_Name(attr.type()) +
-                ") are not supported"),
-           failure();
+                ") are not supported");
   }
 }
 
