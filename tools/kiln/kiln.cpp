@@ -82,6 +82,18 @@ bool makeLoadOptions(const CommonOptions &common, kiln::LoadOptions &options,
   return true;
 }
 
+/// Reads, checks and shape-infers the model named on the command line.
+bool loadModel(const CommonOptions &common, onnx::ModelProto &model,
+               std::string &error) {
+  kiln::LoadOptions loadOptions;
+  return makeLoadOptions(common, loadOptions, error) &&
+         kiln::loadOnnxModel(common.model, loadOptions, model, error);
+}
+
+/// Prints `module` to `path` ("" or "-": stdout), with or without weights.
+int printModule(mlir::ModuleOp module, const std::string &path, bool printWeights,
+                const mlir::OpPrintingFlags &flags);
+
 void addCommonOptions(CLI::App *cmd, CommonOptions &common) {
   cmd->add_option("model", common.model,
                   "ONNX model: binary .onnx, or ONNX text syntax (.onnxtxt)")
@@ -128,15 +140,31 @@ void printWithoutWeights(mlir::ModuleOp module, const mlir::OpPrintingFlags &fla
        << " MiB) elided; --print-weights prints them\n";
 }
 
+int printModule(mlir::ModuleOp module, const std::string &path, bool printWeights,
+                const mlir::OpPrintingFlags &flags) {
+  std::error_code ec;
+  std::unique_ptr<llvm::raw_fd_ostream> file;
+  if (!path.empty() && path != "-") {
+    file = std::make_unique<llvm::raw_fd_ostream>(path, ec);
+    if (ec)
+      return reportError("cannot write '" + path + "': " + ec.message());
+  }
+  llvm::raw_ostream &os = file ? *file : llvm::outs();
+  if (printWeights) {
+    module->print(os, flags);
+    os << "\n";
+  } else {
+    printWithoutWeights(module, flags, os);
+  }
+  return 0;
+}
+
 int runImport(const CommonOptions &common, const std::string &output,
               bool printWeights, bool printLocations, bool timing) {
   auto start = std::chrono::steady_clock::now();
-  kiln::LoadOptions loadOptions;
   std::string error;
-  if (!makeLoadOptions(common, loadOptions, error))
-    return reportError(error);
   onnx::ModelProto model;
-  if (!kiln::loadOnnxModel(common.model, loadOptions, model, error))
+  if (!loadModel(common, model, error))
     return reportError(error);
   auto loaded = std::chrono::steady_clock::now();
 
@@ -148,23 +176,11 @@ int runImport(const CommonOptions &common, const std::string &output,
     return reportError(error);
   auto imported = std::chrono::steady_clock::now();
 
-  std::error_code ec;
-  std::unique_ptr<llvm::raw_fd_ostream> file;
-  if (!output.empty() && output != "-") {
-    file = std::make_unique<llvm::raw_fd_ostream>(output, ec);
-    if (ec)
-      return reportError("cannot write '" + output + "': " + ec.message());
-  }
-  llvm::raw_ostream &os = file ? *file : llvm::outs();
   mlir::OpPrintingFlags flags;
   if (printLocations)
     flags.enableDebugInfo(/*enable=*/true, /*prettyForm=*/false).useLocalScope();
-  if (printWeights) {
-    module->print(os, flags);
-    os << "\n";
-  } else {
-    printWithoutWeights(*module, flags, os);
-  }
+  if (int rc = printModule(*module, output, printWeights, flags))
+    return rc;
   if (timing) {
     using ms = std::chrono::duration<double, std::milli>;
     llvm::errs() << "kiln: load+check+infer " << llvm::format("%.1f", ms(loaded - start).count())
@@ -210,12 +226,9 @@ void countOps(const onnx::GraphProto &graph, std::map<std::string, int> &histogr
 }
 
 int runInspect(const CommonOptions &common) {
-  kiln::LoadOptions loadOptions;
   std::string error;
-  if (!makeLoadOptions(common, loadOptions, error))
-    return reportError(error);
   onnx::ModelProto model;
-  if (!kiln::loadOnnxModel(common.model, loadOptions, model, error))
+  if (!loadModel(common, model, error))
     return reportError(error);
   const onnx::GraphProto &graph = model.graph();
   llvm::raw_ostream &os = llvm::outs();
@@ -298,12 +311,9 @@ int runCompile(const CommonOptions &common, const CompileCommandOptions &o) {
   if (!o.report.empty() && *phase != kiln::Phase::Emit)
     return reportError("--report needs a full compile (no --compile-to)");
   auto start = std::chrono::steady_clock::now();
-  kiln::LoadOptions loadOptions;
   std::string error;
-  if (!makeLoadOptions(common, loadOptions, error))
-    return reportError(error);
   onnx::ModelProto model;
-  if (!kiln::loadOnnxModel(common.model, loadOptions, model, error))
+  if (!loadModel(common, model, error))
     return reportError(error);
   mlir::DialectRegistry registry;
   kiln::registerCompilerDialects(registry);
@@ -352,24 +362,8 @@ int runCompile(const CommonOptions &common, const CompileCommandOptions &o) {
       report.collectPlan(*module);
   }
 
-  if (*phase != kiln::Phase::Emit) {
-    std::error_code ec;
-    std::unique_ptr<llvm::raw_fd_ostream> file;
-    if (!o.output.empty() && o.output != "-") {
-      file = std::make_unique<llvm::raw_fd_ostream>(o.output, ec);
-      if (ec)
-        return reportError("cannot write '" + o.output + "': " + ec.message());
-    }
-    llvm::raw_ostream &os = file ? *file : llvm::outs();
-    mlir::OpPrintingFlags flags;
-    if (o.printWeights) {
-      module->print(os, flags);
-      os << "\n";
-    } else {
-      printWithoutWeights(*module, flags, os);
-    }
-    return 0;
-  }
+  if (*phase != kiln::Phase::Emit)
+    return printModule(*module, o.output, o.printWeights, mlir::OpPrintingFlags());
 
   if (std::error_code ec = llvm::sys::fs::create_directories(o.output))
     return reportError("cannot create '" + o.output + "': " + ec.message());
