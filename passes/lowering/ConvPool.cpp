@@ -172,6 +172,128 @@ struct ConvLowering : OpConversionPattern<onnx::ConvOp> {
   }
 };
 
+/// ConvTranspose as a gather: out[n, f, o] sums x[n, c', i] * w[c', f mod M/g, k]
+/// over the group's channels c' and the kernel positions k for which
+/// o = i * stride - pad + k * dilation has an integer solution i inside the input.
+struct ConvTransposeLowering : OpConversionPattern<onnx::ConvTransposeOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(onnx::ConvTransposeOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Value x = adaptor.getX();
+    auto xType = cast<RankedTensorType>(x.getType());
+    auto wType = cast<RankedTensorType>(adaptor.getW().getType());
+    auto type = cast<RankedTensorType>(getTypeConverter()->convertType(op.getY().getType()));
+    if (!xType.hasStaticShape() || !wType.hasStaticShape() || !type.hasStaticShape() ||
+        !isa<FloatType>(type.getElementType()))
+      return failure();
+    int64_t spatial = xType.getRank() - 2;
+    int64_t group = static_cast<int64_t>(op.getGroup());
+    int64_t inChannels = xType.getDimSize(1), perGroupOut = wType.getDimSize(1);
+    if (group < 1 || inChannels % group != 0)
+      return failure();
+    int64_t perGroupIn = inChannels / group;
+    SmallVector<int64_t> strides = intsOr(op, "strides", spatial, 1);
+    SmallVector<int64_t> dilations = intsOr(op, "dilations", spatial, 1);
+    SmallVector<int64_t> outPad = intsOr(op, "output_padding", spatial, 0);
+    StringRef autoPad = op.getAutoPad();
+    bool derivedPads = op->getAttr("output_shape") || autoPad == "SAME_UPPER" ||
+                       autoPad == "SAME_LOWER";
+    SmallVector<int64_t> pads = intsOr(op, "pads", 2 * spatial, 0);
+    SmallVector<int64_t> begin(spatial);
+    for (int64_t i = 0; i < spatial; ++i) {
+      if (derivedPads) {
+        int64_t k = wType.getDimSize(2 + i);
+        int64_t total = strides[i] * (xType.getDimSize(2 + i) - 1) + outPad[i] +
+                        ((k - 1) * dilations[i] + 1) - type.getDimSize(2 + i);
+        // The spec's total_padding/2 is Python's floor division (the reference
+        // implementation's): a negative total (an output_shape past the natural
+        // size) leaves the extra rows at the end.
+        int64_t half = total >= 0 ? total / 2 : -((-total + 1) / 2);
+        begin[i] = autoPad == "SAME_UPPER" ? half : total - half;
+      } else {
+        begin[i] = pads[i];
+      }
+    }
+    Location loc = op.getLoc();
+    MLIRContext *ctx = rewriter.getContext();
+    // Iteration space: n, f, c, k..., o... (output columns innermost).
+    int64_t numDims = 3 + 2 * spatial;
+    auto d = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
+    AffineExpr f = d(1), c = d(2);
+    SmallVector<AffineExpr> wExprs{f.floorDiv(perGroupOut) * perGroupIn + c, f % perGroupOut};
+    SmallVector<AffineExpr> yExprs{d(0), f};
+    for (int64_t i = 0; i < spatial; ++i) {
+      wExprs.push_back(d(3 + i));
+      yExprs.push_back(d(3 + spatial + i));
+    }
+    SmallVector<utils::IteratorType> iterators(2, utils::IteratorType::parallel);
+    iterators.append(1 + spatial, utils::IteratorType::reduction);
+    iterators.append(spatial, utils::IteratorType::parallel);
+    Type elem = type.getElementType();
+    Value init = rewriter.create<linalg::FillOp>(loc, scalarConstant(rewriter, loc, elem, 0),
+                                                 emptyTensor(rewriter, loc, type)).getResult(0);
+    // c appears in W's map only inside an expression: an (unused) operand of the
+    // group's channel count gives its loop a range.
+    Value channelExtent =
+        emptyTensor(rewriter, loc, RankedTensorType::get({perGroupIn}, elem));
+    auto generic = rewriter.create<linalg::GenericOp>(
+        loc, TypeRange{type}, ValueRange{adaptor.getW(), channelExtent}, ValueRange{init},
+        ArrayRef<AffineMap>{AffineMap::get(numDims, 0, wExprs, ctx),
+                            AffineMap::get(numDims, 0, {c}, ctx),
+                            AffineMap::get(numDims, 0, yExprs, ctx)},
+        iterators, [&](OpBuilder &b, Location l, ValueRange a) {
+          using P = arith::CmpIPredicate;
+          auto cst = [&](int64_t v) { return b.create<arith::ConstantIndexOp>(l, v).getResult(); };
+          Value fIdx = b.create<linalg::IndexOp>(l, 1);
+          Value cIdx = b.create<linalg::IndexOp>(l, 2);
+          Value channel = b.create<arith::AddIOp>(
+              l, b.create<arith::MulIOp>(l, b.create<arith::DivUIOp>(l, fIdx, cst(perGroupOut)),
+                                         cst(perGroupIn)),
+              cIdx);
+          SmallVector<Value> coords{b.create<linalg::IndexOp>(l, 0), channel};
+          Value valid = b.create<arith::ConstantOp>(l, b.getBoolAttr(true));
+          for (int64_t i = 0; i < spatial; ++i) {
+            Value k = b.create<linalg::IndexOp>(l, 3 + i);
+            Value o = b.create<linalg::IndexOp>(l, 3 + spatial + i);
+            // num = o + pad - k * dilation, in signed index arithmetic.
+            Value num = b.create<arith::SubIOp>(
+                l, b.create<arith::AddIOp>(l, o, cst(begin[i])),
+                b.create<arith::MulIOp>(l, k, cst(dilations[i])));
+            Value in = b.create<arith::DivSIOp>(l, num, cst(strides[i]));
+            Value exact = b.create<arith::CmpIOp>(
+                l, P::eq, b.create<arith::RemSIOp>(l, num, cst(strides[i])), cst(0));
+            Value inRange = b.create<arith::AndIOp>(
+                l, b.create<arith::CmpIOp>(l, P::sge, num, cst(0)),
+                b.create<arith::CmpIOp>(l, P::slt, in, cst(xType.getDimSize(2 + i))));
+            valid = b.create<arith::AndIOp>(l, valid, b.create<arith::AndIOp>(l, exact, inRange));
+            // Clamp so that the read stays inside even where it is not used.
+            Value safe = b.create<arith::MaxSIOp>(
+                l, b.create<arith::MinSIOp>(l, in, cst(xType.getDimSize(2 + i) - 1)), cst(0));
+            coords.push_back(safe);
+          }
+          Value xv = b.create<tensor::ExtractOp>(l, x, coords);
+          Value p = b.create<arith::MulFOp>(l, xv, a[0]);
+          Value sum = b.create<arith::AddFOp>(l, a[2], p);
+          b.create<linalg::YieldOp>(l, b.create<arith::SelectOp>(l, valid, sum, a[2]).getResult());
+        });
+    Value y = generic.getResult(0);
+    if (!isa<NoneType>(adaptor.getB().getType())) {
+      auto bType = cast<RankedTensorType>(adaptor.getB().getType());
+      SmallVector<int64_t> shape{bType.getNumElements()};
+      shape.append(spatial, 1);
+      Value bias = reshapeTo(rewriter, loc, adaptor.getB(),
+                             RankedTensorType::get(shape, bType.getElementType()));
+      y = buildElementwise(rewriter, loc, type, ValueRange{y, bias},
+                           [](OpBuilder &b, Location l, ValueRange a) -> Value {
+                             return b.create<arith::AddFOp>(l, a[0], a[1]);
+                           });
+    }
+    rewriter.replaceOp(op, y);
+    return success();
+  }
+};
+
 /// Sums (or maxes) windows of a padded (N, C, spatial...) tensor into `type`.
 Value poolWindows(OpBuilder &b, Location loc, Value x, RankedTensorType type,
                   const Window &w, bool isMax, bool isUnsigned = false) {
@@ -310,7 +432,8 @@ struct PoolLowering : ConversionPattern {
 
 void populateConvPoolLoweringPatterns(RewritePatternSet &patterns,
                                       TypeConverter &converter) {
-  patterns.add<ConvLowering, PoolLowering>(converter, patterns.getContext());
+  patterns.add<ConvLowering, ConvTransposeLowering, PoolLowering>(converter,
+                                                                 patterns.getContext());
 }
 
 } // namespace kiln

@@ -30,3 +30,16 @@ func.func @avgpool(%x: tensor<1x1x4x4xf32>) -> tensor<1x1x2x2xf32> {
   %0 = "onnx.AveragePool"(%x) {kernel_shape = [3, 3], pads = [1, 1, 1, 1], strides = [2, 2], count_include_pad = 0 : i64} : (tensor<1x1x4x4xf32>) -> tensor<1x1x2x2xf32>
   return %0 : tensor<1x1x2x2xf32>
 }
+
+// ConvTranspose as a gather: each output position sums the kernel taps whose
+// source row (o + pad - k * dilation) / stride is exact and inside the input.
+// CHECK-LABEL: func.func @conv_transpose
+// CHECK: linalg.generic
+// CHECK: arith.remsi
+// CHECK: tensor.extract
+// CHECK: arith.select
+func.func @conv_transpose(%x: tensor<1x1x3x3xf32>, %w: tensor<1x2x3x3xf32>) -> tensor<1x2x5x5xf32> {
+  %none = onnx.NoValue
+  %0 = "onnx.ConvTranspose"(%x, %w, %none) {strides = [1, 1]} : (tensor<1x1x3x3xf32>, tensor<1x2x3x3xf32>, none) -> tensor<1x2x5x5xf32>
+  return %0 : tensor<1x2x5x5xf32>
+}
