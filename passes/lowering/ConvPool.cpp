@@ -100,6 +100,17 @@ Value padSpatial(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> low,
   return pad.getResult();
 }
 
+/// y + bias per output channel (bias may be `none`): the convolutions' epilogue.
+Value addChannelBias(OpBuilder &b, Location loc, Value y, Value bias) {
+  if (isa<NoneType>(bias.getType()))
+    return y;
+  auto type = cast<RankedTensorType>(y.getType());
+  return buildElementwise(b, loc, type, ValueRange{y, perChannel(b, loc, bias, type.getRank())},
+                          [](OpBuilder &nb, Location l, ValueRange a) -> Value {
+                            return nb.create<arith::AddFOp>(l, a[0], a[1]);
+                          });
+}
+
 struct ConvLowering : OpConversionPattern<onnx::ConvOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -142,10 +153,7 @@ struct ConvLowering : OpConversionPattern<onnx::ConvOp> {
     SmallVector<utils::IteratorType> iterators(2, utils::IteratorType::parallel);
     iterators.append(1 + spatial, utils::IteratorType::reduction);
     iterators.append(spatial, utils::IteratorType::parallel);
-    Type elem = type.getElementType();
-    Value zero = scalarConstant(rewriter, loc, elem, 0);
-    Value init = rewriter.create<linalg::FillOp>(loc, zero, emptyTensor(rewriter, loc, type))
-                     .getResult(0);
+    Value init = filledTensor(rewriter, loc, type, 0);
     auto conv = rewriter.create<linalg::GenericOp>(
         loc, TypeRange{type}, ValueRange{x, adaptor.getW()}, ValueRange{init},
         ArrayRef<AffineMap>{AffineMap::get(numDims, 0, xExprs, ctx),
@@ -156,18 +164,7 @@ struct ConvLowering : OpConversionPattern<onnx::ConvOp> {
           b.create<linalg::YieldOp>(l, b.create<arith::AddFOp>(l, a[2], p).getResult());
         });
     Value y = conv.getResult(0);
-    if (!isa<NoneType>(adaptor.getB().getType())) {
-      auto bType = cast<RankedTensorType>(adaptor.getB().getType());
-      SmallVector<int64_t> shape{bType.getNumElements()};
-      shape.append(spatial, 1);
-      Value bias = reshapeTo(rewriter, loc, adaptor.getB(),
-                             RankedTensorType::get(shape, bType.getElementType()));
-      y = buildElementwise(rewriter, loc, type, ValueRange{y, bias},
-                           [](OpBuilder &b, Location l, ValueRange a) -> Value {
-                             return b.create<arith::AddFOp>(l, a[0], a[1]);
-                           });
-    }
-    rewriter.replaceOp(op, y);
+    rewriter.replaceOp(op, addChannelBias(rewriter, loc, y, adaptor.getB()));
     return success();
   }
 };
@@ -231,8 +228,7 @@ struct ConvTransposeLowering : OpConversionPattern<onnx::ConvTransposeOp> {
     iterators.append(1 + spatial, utils::IteratorType::reduction);
     iterators.append(spatial, utils::IteratorType::parallel);
     Type elem = type.getElementType();
-    Value init = rewriter.create<linalg::FillOp>(loc, scalarConstant(rewriter, loc, elem, 0),
-                                                 emptyTensor(rewriter, loc, type)).getResult(0);
+    Value init = filledTensor(rewriter, loc, type, 0);
     // c appears in W's map only inside an expression: an (unused) operand of the
     // group's channel count gives its loop a range.
     Value channelExtent =
@@ -278,18 +274,7 @@ struct ConvTransposeLowering : OpConversionPattern<onnx::ConvTransposeOp> {
           b.create<linalg::YieldOp>(l, b.create<arith::SelectOp>(l, valid, sum, a[2]).getResult());
         });
     Value y = generic.getResult(0);
-    if (!isa<NoneType>(adaptor.getB().getType())) {
-      auto bType = cast<RankedTensorType>(adaptor.getB().getType());
-      SmallVector<int64_t> shape{bType.getNumElements()};
-      shape.append(spatial, 1);
-      Value bias = reshapeTo(rewriter, loc, adaptor.getB(),
-                             RankedTensorType::get(shape, bType.getElementType()));
-      y = buildElementwise(rewriter, loc, type, ValueRange{y, bias},
-                           [](OpBuilder &b, Location l, ValueRange a) -> Value {
-                             return b.create<arith::AddFOp>(l, a[0], a[1]);
-                           });
-    }
-    rewriter.replaceOp(op, y);
+    rewriter.replaceOp(op, addChannelBias(rewriter, loc, y, adaptor.getB()));
     return success();
   }
 };
@@ -320,9 +305,7 @@ Value poolWindows(OpBuilder &b, Location loc, Value x, RankedTensorType type,
     initValue = -std::numeric_limits<double>::infinity();
   else if (isMax && !isUnsigned)
     initValue = -std::ldexp(1.0, elem.getIntOrFloatBitWidth() - 1);
-  Value init = b.create<linalg::FillOp>(loc, scalarConstant(b, loc, elem, initValue),
-                                        emptyTensor(b, loc, type))
-                   .getResult(0);
+  Value init = filledTensor(b, loc, type, initValue);
   auto generic = b.create<linalg::GenericOp>(
       loc, TypeRange{type}, ValueRange{x, kernel}, ValueRange{init},
       ArrayRef<AffineMap>{AffineMap::get(numDims, 0, xExprs, ctx),
@@ -379,7 +362,6 @@ struct PoolLowering : ConversionPattern {
       padValue = -std::numeric_limits<double>::infinity();
     else if (isMax && !isUnsigned)
       padValue = -std::ldexp(1.0, xType.getElementType().getIntOrFloatBitWidth() - 1);
-    (void)isUnsigned;
     Value x = padSpatial(rewriter, loc, operands[0], w.padLow, w.padHigh, padValue);
     Value pooled = poolWindows(rewriter, loc, x, type, w, isMax, isUnsigned);
     if (isMax) {
@@ -394,10 +376,7 @@ struct PoolLowering : ConversionPattern {
     bool includePad = false;
     if (auto a = op->getAttrOfType<IntegerAttr>("count_include_pad"))
       includePad = a.getInt() != 0;
-    Type elem = xType.getElementType();
-    Value ones = rewriter.create<linalg::FillOp>(loc, scalarConstant(rewriter, loc, elem, 1),
-                                                 emptyTensor(rewriter, loc, xType))
-                     .getResult(0);
+    Value ones = filledTensor(rewriter, loc, xType, 1);
     Value counted;
     if (includePad) {
       SmallVector<int64_t> explicitHigh = intsOr(op, "pads", 2 * kernel.size(), 0);

@@ -26,7 +26,6 @@ struct Scalar {
   Operation *op;      // the onnx op (for attributes)
   ElemKind kind;      // of the first input
   Type elem;          // converted element type of the first input
-  Type resultElem;    // converted result element type
 
   Value cst(double v) const { return scalarConstant(b, loc, elem, v); }
   double fattr(StringRef name, double dflt) const {
@@ -456,13 +455,12 @@ struct ElementwiseLowering : ConversionPattern {
     // Where's condition is bool; the data kind is that of its second input.
     Value kindSource = name == "Where" ? op->getOperand(1) : op->getOperand(0);
     Scalar s{rewriter, op->getLoc(), op, elemKind(kindSource.getType()),
-             getElementTypeOrSelf(name == "Where" ? inputs[1] : inputs[0]),
-             resultType.getElementType()};
+             getElementTypeOrSelf(name == "Where" ? inputs[1] : inputs[0])};
     bool failedBody = false;
     Value result = buildElementwise(
         rewriter, op->getLoc(), resultType, inputs,
         [&](OpBuilder &b, Location loc, ValueRange args) -> Value {
-          Scalar inner{b, loc, op, s.kind, s.elem, s.resultElem};
+          Scalar inner{b, loc, op, s.kind, s.elem};
           Value v = recipe(inner, args);
           if (!v) {
             failedBody = true;
@@ -510,7 +508,7 @@ struct ClipLowering : ConversionPattern {
     Value result = buildElementwise(
         rewriter, op->getLoc(), resultType, inputs,
         [&](OpBuilder &b, Location loc, ValueRange args) -> Value {
-          Scalar s{b, loc, op, kind, elem, elem};
+          Scalar s{b, loc, op, kind, elem};
           Value x = args[0];
           if (minIndex >= 0)
             x = maxOf(s, x, args[minIndex]);
@@ -578,10 +576,7 @@ struct DropoutLowering : ConversionPattern {
         continue;
       }
       auto type = cast<RankedTensorType>(getTypeConverter()->convertType(r.getType()));
-      Value one = scalarConstant(rewriter, loc, type.getElementType(), 1);
-      results.push_back(
-          rewriter.create<linalg::FillOp>(loc, one, emptyTensor(rewriter, loc, type))
-              .getResult(0));
+      results.push_back(filledTensor(rewriter, loc, type, 1));
     }
     rewriter.replaceOp(op, results);
     return success();

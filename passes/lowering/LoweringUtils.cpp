@@ -41,6 +41,18 @@ Value scalarConstant(OpBuilder &b, Location loc, Type type, double value) {
       loc, b.getIntegerAttr(type, static_cast<int64_t>(value)));
 }
 
+Value filledTensor(OpBuilder &b, Location loc, RankedTensorType type, double value) {
+  Value scalar = scalarConstant(b, loc, type.getElementType(), value);
+  return b.create<linalg::FillOp>(loc, scalar, emptyTensor(b, loc, type)).getResult(0);
+}
+
+Value perChannel(OpBuilder &b, Location loc, Value v, int64_t rank) {
+  auto t = cast<RankedTensorType>(v.getType());
+  SmallVector<int64_t> shape{t.getNumElements()};
+  shape.append(rank - 2, 1);
+  return reshapeTo(b, loc, v, RankedTensorType::get(shape, t.getElementType()));
+}
+
 Value buildElementwise(OpBuilder &b, Location loc, RankedTensorType resultType,
                        ValueRange inputs, ScalarBody body) {
   int64_t rank = resultType.getRank();

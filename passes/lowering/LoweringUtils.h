@@ -34,6 +34,15 @@ ElemKind elemKind(mlir::Type onnxType);
 mlir::Value emptyTensor(mlir::OpBuilder &b, mlir::Location loc,
                         mlir::RankedTensorType type);
 
+/// A tensor of `type` filled with `value` (linalg.fill of a tensor.empty).
+mlir::Value filledTensor(mlir::OpBuilder &b, mlir::Location loc,
+                         mlir::RankedTensorType type, double value);
+
+/// A per-channel vector [C] reshaped to [C, 1, ..., 1] so that it broadcasts
+/// against an (N, C, spatial...) tensor of rank `rank`.
+mlir::Value perChannel(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v,
+                       int64_t rank);
+
 /// A scalar constant of element type `type` (float or integer) with `value`.
 mlir::Value scalarConstant(mlir::OpBuilder &b, mlir::Location loc,
                            mlir::Type type, double value);

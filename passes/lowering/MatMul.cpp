@@ -13,11 +13,6 @@ using namespace mlir;
 namespace kiln {
 namespace {
 
-Value zeroFilled(OpBuilder &b, Location loc, RankedTensorType type) {
-  Value zero = scalarConstant(b, loc, type.getElementType(), 0);
-  return b.create<linalg::FillOp>(loc, zero, emptyTensor(b, loc, type)).getResult(0);
-}
-
 Value multiplyAdd(OpBuilder &b, Location loc, Value a, Value x, Value acc) {
   if (isa<FloatType>(a.getType()))
     return b.create<arith::AddFOp>(loc, acc, b.create<arith::MulFOp>(loc, a, x));
@@ -43,7 +38,7 @@ Value contraction(OpBuilder &b, Location loc, Value lhs, Value rhs,
   iterators.push_back(utils::IteratorType::parallel);  // n
   auto generic = b.create<linalg::GenericOp>(
       loc, TypeRange{resultType}, ValueRange{lhs, rhs},
-      ValueRange{zeroFilled(b, loc, resultType)},
+      ValueRange{filledTensor(b, loc, resultType, 0)},
       ArrayRef<AffineMap>{lhsMap, rhsMap, outMap}, iterators,
       [](OpBuilder &nb, Location nl, ValueRange args) {
         nb.create<linalg::YieldOp>(nl, multiplyAdd(nb, nl, args[0], args[1], args[2]));

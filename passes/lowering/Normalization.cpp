@@ -73,15 +73,6 @@ Value normalize(OpBuilder &b, Location loc, Value x, ArrayRef<bool> reduced,
       });
 }
 
-/// A per-channel vector [C] reshaped to [C, 1, ..., 1] so that it broadcasts
-/// against an (N, C, spatial...) tensor of rank `rank`.
-Value perChannel(OpBuilder &b, Location loc, Value v, int64_t rank) {
-  auto t = cast<RankedTensorType>(v.getType());
-  SmallVector<int64_t> shape{t.getNumElements()};
-  shape.append(rank - 2, 1);
-  return reshapeTo(b, loc, v, RankedTensorType::get(shape, t.getElementType()));
-}
-
 bool allNone(ValueRange values) {
   return llvm::all_of(values, [](Value v) { return isa<NoneType>(v.getType()); });
 }

@@ -34,9 +34,7 @@ Value reduceDims(OpBuilder &b, Location loc, Value input, ArrayRef<bool> reduced
     outExprs.push_back(getAffineDimExpr(d, ctx));
   }
   auto outType = RankedTensorType::get(shape, type.getElementType());
-  Value initValue = scalarConstant(b, loc, type.getElementType(), init);
-  Value acc = b.create<linalg::FillOp>(loc, initValue, emptyTensor(b, loc, outType))
-                  .getResult(0);
+  Value acc = filledTensor(b, loc, outType, init);
   auto generic = b.create<linalg::GenericOp>(
       loc, TypeRange{outType}, ValueRange{input}, ValueRange{acc},
       ArrayRef<AffineMap>{AffineMap::getMultiDimIdentityMap(rank, ctx),
@@ -149,13 +147,10 @@ struct ReduceLowering : ConversionPattern {
       return failure();
     int64_t rank = src.getRank();
     SmallVector<int64_t> axes;
-    bool axesGiven = false;
     if (auto attr = op->getAttrOfType<ArrayAttr>("axes")) {
       for (Attribute a : attr)
         axes.push_back(cast<IntegerAttr>(a).getInt());
-      axesGiven = true;
     } else if (operands.size() > 1 && isa<RankedTensorType>(operands[1].getType())) {
-      axesGiven = true;
       if (!getConstantInts(op->getOperand(1), axes)) {
         // Axes known only at run time: the static result shape still says which
         // dimensions are reduced (see reducedFromShapes).
@@ -171,7 +166,6 @@ struct ReduceLowering : ConversionPattern {
         }
       }
     }
-    (void)axesGiven;
     bool noop = false;
     if (auto a = op->getAttrOfType<IntegerAttr>("noop_with_empty_axes"))
       noop = a.getInt() != 0;
@@ -381,6 +375,66 @@ struct GlobalPoolLowering : ConversionPattern {
   }
 };
 
+/// The index (i64) of the maximum (or minimum) along `axis`, the axis dropped:
+/// one generic carrying (best value, its index). Ties go to the first index
+/// (or the last with `selectLast`); the first element always wins the start, so
+/// an all-NaN axis gives 0.
+Value argExtreme(OpBuilder &rewriter, Location loc, Value input, int64_t axis,
+                 bool isMax, bool selectLast, ElemKind kind) {
+  auto src = cast<RankedTensorType>(input.getType());
+  int64_t rank = src.getRank();
+  Type elem = src.getElementType();
+  MLIRContext *ctx = rewriter.getContext();
+  SmallVector<int64_t> shape;
+  SmallVector<AffineExpr> outExprs;
+  SmallVector<utils::IteratorType> iterators;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (d == axis) {
+      iterators.push_back(utils::IteratorType::reduction);
+      continue;
+    }
+    iterators.push_back(utils::IteratorType::parallel);
+    shape.push_back(src.getDimSize(d));
+    outExprs.push_back(getAffineDimExpr(d, ctx));
+  }
+  auto valueType = RankedTensorType::get(shape, elem);
+  auto indexType = RankedTensorType::get(shape, rewriter.getI64Type());
+  bool isUnsigned = kind == ElemKind::Unsigned || kind == ElemKind::Bool;
+  double init = isMax ? lowest(elem, isUnsigned) : highest(elem, isUnsigned);
+  Value valueInit = filledTensor(rewriter, loc, valueType, init);
+  Value indexInit = filledTensor(rewriter, loc, indexType, 0);
+  AffineMap outMap = AffineMap::get(rank, 0, outExprs, ctx);
+  bool last = selectLast;
+  auto generic = rewriter.create<linalg::GenericOp>(
+      loc, TypeRange{valueType, indexType}, ValueRange{input},
+      ValueRange{valueInit, indexInit},
+      ArrayRef<AffineMap>{AffineMap::getMultiDimIdentityMap(rank, ctx), outMap, outMap},
+      iterators, [&](OpBuilder &b, Location l, ValueRange a) {
+        Value x = a[0], best = a[1], bestIndex = a[2];
+        Value index = b.create<arith::IndexCastOp>(l, b.getI64Type(),
+                                                   b.create<linalg::IndexOp>(l, axis));
+        Value better;
+        if (kind == ElemKind::Float) {
+          auto pred = isMax ? (last ? arith::CmpFPredicate::OGE : arith::CmpFPredicate::OGT)
+                            : (last ? arith::CmpFPredicate::OLE : arith::CmpFPredicate::OLT);
+          better = b.create<arith::CmpFOp>(l, pred, x, best);
+        } else {
+          using I = arith::CmpIPredicate;
+          I pred = isMax ? (last ? (isUnsigned ? I::uge : I::sge) : (isUnsigned ? I::ugt : I::sgt))
+                         : (last ? (isUnsigned ? I::ule : I::sle) : (isUnsigned ? I::ult : I::slt));
+          better = b.create<arith::CmpIOp>(l, pred, x, best);
+        }
+        Value first = b.create<arith::CmpIOp>(
+            l, arith::CmpIPredicate::eq, index,
+            b.create<arith::ConstantOp>(l, b.getI64IntegerAttr(0)));
+        better = b.create<arith::OrIOp>(l, better, first);
+        b.create<linalg::YieldOp>(
+            l, ValueRange{b.create<arith::SelectOp>(l, better, x, best),
+                          b.create<arith::SelectOp>(l, better, index, bestIndex)});
+      });
+  return generic.getResult(1);
+}
+
 /// ArgMax / ArgMin: one generic carrying (best value, its index) along the axis.
 struct ArgLowering : ConversionPattern {
   ArgLowering(TypeConverter &converter, MLIRContext *ctx)
@@ -404,62 +458,10 @@ struct ArgLowering : ConversionPattern {
     bool last = false;
     if (auto a = op->getAttrOfType<IntegerAttr>("select_last_index"))
       last = a.getInt() != 0;
-    ElemKind kind = elemKind(op->getOperand(0).getType());
-    Type elem = src.getElementType();
     Location loc = op->getLoc();
-    MLIRContext *ctx = rewriter.getContext();
-    SmallVector<int64_t> shape;
-    SmallVector<AffineExpr> outExprs;
-    SmallVector<utils::IteratorType> iterators;
-    for (int64_t d = 0; d < rank; ++d) {
-      if (d == axis) {
-        iterators.push_back(utils::IteratorType::reduction);
-        continue;
-      }
-      iterators.push_back(utils::IteratorType::parallel);
-      shape.push_back(src.getDimSize(d));
-      outExprs.push_back(getAffineDimExpr(d, ctx));
-    }
-    auto valueType = RankedTensorType::get(shape, elem);
-    auto indexType = RankedTensorType::get(shape, rewriter.getI64Type());
-    bool isUnsigned = kind == ElemKind::Unsigned || kind == ElemKind::Bool;
-    double init = isMax ? lowest(elem, isUnsigned) : highest(elem, isUnsigned);
-    Value valueInit = rewriter.create<linalg::FillOp>(
-        loc, scalarConstant(rewriter, loc, elem, init), emptyTensor(rewriter, loc, valueType))
-                          .getResult(0);
-    Value indexInit = rewriter.create<linalg::FillOp>(
-        loc, scalarConstant(rewriter, loc, rewriter.getI64Type(), 0),
-        emptyTensor(rewriter, loc, indexType)).getResult(0);
-    AffineMap outMap = AffineMap::get(rank, 0, outExprs, ctx);
-    auto generic = rewriter.create<linalg::GenericOp>(
-        loc, TypeRange{valueType, indexType}, ValueRange{operands[0]},
-        ValueRange{valueInit, indexInit},
-        ArrayRef<AffineMap>{AffineMap::getMultiDimIdentityMap(rank, ctx), outMap, outMap},
-        iterators, [&](OpBuilder &b, Location l, ValueRange a) {
-          Value x = a[0], best = a[1], bestIndex = a[2];
-          Value index = b.create<arith::IndexCastOp>(l, b.getI64Type(),
-                                                     b.create<linalg::IndexOp>(l, axis));
-          Value better;
-          if (kind == ElemKind::Float) {
-            auto pred = isMax ? (last ? arith::CmpFPredicate::OGE : arith::CmpFPredicate::OGT)
-                              : (last ? arith::CmpFPredicate::OLE : arith::CmpFPredicate::OLT);
-            better = b.create<arith::CmpFOp>(l, pred, x, best);
-          } else {
-            using I = arith::CmpIPredicate;
-            I pred = isMax ? (last ? (isUnsigned ? I::uge : I::sge) : (isUnsigned ? I::ugt : I::sgt))
-                           : (last ? (isUnsigned ? I::ule : I::sle) : (isUnsigned ? I::ult : I::slt));
-            better = b.create<arith::CmpIOp>(l, pred, x, best);
-          }
-          // The first element always wins (covers an all-equal or all-NaN axis).
-          Value first = b.create<arith::CmpIOp>(
-              l, arith::CmpIPredicate::eq, index,
-              b.create<arith::ConstantOp>(l, b.getI64IntegerAttr(0)));
-          better = b.create<arith::OrIOp>(l, better, first);
-          b.create<linalg::YieldOp>(
-              l, ValueRange{b.create<arith::SelectOp>(l, better, x, best),
-                            b.create<arith::SelectOp>(l, better, index, bestIndex)});
-        });
-    rewriter.replaceOp(op, reshapeTo(rewriter, loc, generic.getResult(1), resultType));
+    Value index = argExtreme(rewriter, loc, operands[0], axis, isMax, last,
+                             elemKind(op->getOperand(0).getType()));
+    rewriter.replaceOp(op, reshapeTo(rewriter, loc, index, resultType));
     return success();
   }
 };
@@ -482,47 +484,14 @@ struct HardmaxLowering : OpConversionPattern<onnx::HardmaxOp> {
     Location loc = op.getLoc();
     MLIRContext *ctx = rewriter.getContext();
     Type elem = type.getElementType();
-    // The first index of the maximum along the axis (kept as size 1).
-    SmallVector<int64_t> shape;
-    SmallVector<AffineExpr> outExprs, keptExprs;
-    SmallVector<utils::IteratorType> iterators;
-    for (int64_t d = 0; d < rank; ++d) {
-      if (d == axis) {
-        iterators.push_back(utils::IteratorType::reduction);
-        keptExprs.push_back(getAffineConstantExpr(0, ctx));
-        continue;
-      }
-      iterators.push_back(utils::IteratorType::parallel);
-      shape.push_back(type.getDimSize(d));
-      outExprs.push_back(getAffineDimExpr(d, ctx));
-      keptExprs.push_back(getAffineDimExpr(d, ctx));
-    }
-    auto valueType = RankedTensorType::get(shape, elem);
-    auto indexType = RankedTensorType::get(shape, rewriter.getI64Type());
-    Value valueInit = rewriter.create<linalg::FillOp>(
-        loc, scalarConstant(rewriter, loc, elem, -std::numeric_limits<double>::infinity()),
-        emptyTensor(rewriter, loc, valueType)).getResult(0);
-    Value indexInit = rewriter.create<linalg::FillOp>(
-        loc, scalarConstant(rewriter, loc, rewriter.getI64Type(), 0),
-        emptyTensor(rewriter, loc, indexType)).getResult(0);
-    AffineMap outMap = AffineMap::get(rank, 0, outExprs, ctx);
-    auto arg = rewriter.create<linalg::GenericOp>(
-        loc, TypeRange{valueType, indexType}, ValueRange{adaptor.getInput()},
-        ValueRange{valueInit, indexInit},
-        ArrayRef<AffineMap>{AffineMap::getMultiDimIdentityMap(rank, ctx), outMap, outMap},
-        iterators, [&](OpBuilder &b, Location l, ValueRange a) {
-          Value index = b.create<arith::IndexCastOp>(l, b.getI64Type(),
-                                                     b.create<linalg::IndexOp>(l, axis));
-          Value better = b.create<arith::CmpFOp>(l, arith::CmpFPredicate::OGT, a[0], a[1]);
-          Value first = b.create<arith::CmpIOp>(l, arith::CmpIPredicate::eq, index,
-                                                scalarConstant(b, l, b.getI64Type(), 0));
-          better = b.create<arith::OrIOp>(l, better, first);
-          b.create<linalg::YieldOp>(
-              l, ValueRange{b.create<arith::SelectOp>(l, better, a[0], a[1]),
-                            b.create<arith::SelectOp>(l, better, index, a[2])});
-        });
+    Value index = argExtreme(rewriter, loc, adaptor.getInput(), axis, /*isMax=*/true,
+                             /*selectLast=*/false, ElemKind::Float);
+    SmallVector<AffineExpr> outExprs;
+    for (int64_t d = 0; d < rank; ++d)
+      if (d != axis)
+        outExprs.push_back(getAffineDimExpr(d, ctx));
     auto onehot = rewriter.create<linalg::GenericOp>(
-        loc, TypeRange{type}, ValueRange{arg.getResult(1)},
+        loc, TypeRange{type}, ValueRange{index},
         ValueRange{emptyTensor(rewriter, loc, type)},
         ArrayRef<AffineMap>{AffineMap::get(rank, 0, outExprs, ctx),
                             AffineMap::getMultiDimIdentityMap(rank, ctx)},
@@ -535,7 +504,6 @@ struct HardmaxLowering : OpConversionPattern<onnx::HardmaxOp> {
               l, b.create<arith::SelectOp>(l, here, scalarConstant(b, l, elem, 1),
                                            scalarConstant(b, l, elem, 0)).getResult());
         });
-    (void)keptExprs;
     rewriter.replaceOp(op, onehot.getResult(0));
     return success();
   }
@@ -570,8 +538,7 @@ struct CumSumLowering : OpConversionPattern<onnx::CumSumOp> {
     iterators.push_back(utils::IteratorType::reduction);
     Type elem = type.getElementType();
     bool fl = isa<FloatType>(elem);
-    Value init = rewriter.create<linalg::FillOp>(loc, scalarConstant(rewriter, loc, elem, 0),
-                                                 emptyTensor(rewriter, loc, type)).getResult(0);
+    Value init = filledTensor(rewriter, loc, type, 0);
     auto generic = rewriter.create<linalg::GenericOp>(
         loc, TypeRange{type}, ValueRange{adaptor.getX()}, ValueRange{init},
         ArrayRef<AffineMap>{AffineMap::get(rank + 1, 0, inExprs, ctx),
@@ -625,8 +592,7 @@ struct CumSumLowering : OpConversionPattern<onnx::CumSumOp> {
       outExprs.push_back(getAffineDimExpr(d, ctx));
     SmallVector<utils::IteratorType> iterators(rank, utils::IteratorType::parallel);
     iterators.push_back(utils::IteratorType::reduction);
-    Value init = rewriter.create<linalg::FillOp>(loc, scalarConstant(rewriter, loc, elem, 0),
-                                                 emptyTensor(rewriter, loc, type)).getResult(0);
+    Value init = filledTensor(rewriter, loc, type, 0);
     auto generic = rewriter.create<linalg::GenericOp>(
         loc, TypeRange{type}, ValueRange{kExtent}, ValueRange{init},
         ArrayRef<AffineMap>{AffineMap::get(rank + 1, 0, {getAffineDimExpr(rank, ctx)}, ctx),

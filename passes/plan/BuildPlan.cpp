@@ -106,6 +106,19 @@ struct BuildPlanPass : kiln::impl::BuildPlanBase<BuildPlanPass> {
       if (v.getDefiningOp<kiln::KernelOp>() && !directOutput.count(v))
         directOutput[v] = j;
 
+    // A kernel result's buffer: the caller's output, or an arena slice (empty
+    // results get an empty slice).
+    auto resultBuffer = [&](Value r) -> Value {
+      MemRefType type = bufferType(r.getType());
+      Location loc = r.getLoc();
+      auto it = directOutput.find(r);
+      if (it != directOutput.end())
+        return pb.create<kiln::OutputOp>(loc, type, pb.getI64IntegerAttr(it->second),
+                                         resultName(it->second));
+      return pb.create<kiln::SliceOp>(loc, type, pb.getI64IntegerAttr(-1),
+                                      pb.getI64IntegerAttr(byteSize(type)));
+    };
+
     IRMapping buffers;
     for (BlockArgument arg : main.getArguments()) {
       auto name = main.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "onnx.name");
@@ -138,19 +151,8 @@ struct BuildPlanPass : kiln::impl::BuildPlanBase<BuildPlanPass> {
         return cast<RankedTensorType>(t).getNumElements() == 0;
       });
       if (producesNothing) {
-        for (Value r : kernel.getResults()) {
-          MemRefType type = bufferType(r.getType());
-          auto it = directOutput.find(r);
-          buffers.map(r, it != directOutput.end()
-                             ? pb.create<kiln::OutputOp>(kernel.getLoc(), type,
-                                                         pb.getI64IntegerAttr(it->second),
-                                                         resultName(it->second))
-                                   .getResult()
-                             : pb.create<kiln::SliceOp>(kernel.getLoc(), type,
-                                                        pb.getI64IntegerAttr(-1),
-                                                        pb.getI64IntegerAttr(0))
-                                   .getResult());
-        }
+        for (Value r : kernel.getResults())
+          buffers.map(r, resultBuffer(r));
         continue;
       }
       outline(fb, kernel);
@@ -158,17 +160,7 @@ struct BuildPlanPass : kiln::impl::BuildPlanBase<BuildPlanPass> {
       for (Value in : kernel.getInputs())
         operands.push_back(buffers.lookup(in));
       for (Value r : kernel.getResults()) {
-        MemRefType type = bufferType(r.getType());
-        Value buffer;
-        auto it = directOutput.find(r);
-        if (it != directOutput.end())
-          buffer = pb.create<kiln::OutputOp>(kernel.getLoc(), type,
-                                             pb.getI64IntegerAttr(it->second),
-                                             resultName(it->second));
-        else
-          buffer = pb.create<kiln::SliceOp>(kernel.getLoc(), type,
-                                            pb.getI64IntegerAttr(-1),
-                                            pb.getI64IntegerAttr(byteSize(type)));
+        Value buffer = resultBuffer(r);
         buffers.map(r, buffer);
         operands.push_back(buffer);
       }

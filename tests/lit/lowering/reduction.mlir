@@ -57,3 +57,16 @@ func.func @reduce_sum_runtime_axes(%a: tensor<3x4xf32>, %axes: tensor<1xi64>) ->
   %0 = "onnx.ReduceSum"(%a, %axes) {keepdims = 1 : i64, noop_with_empty_axes = 0 : i64} : (tensor<3x4xf32>, tensor<1xi64>) -> tensor<3x1xf32>
   return %0 : tensor<3x1xf32>
 }
+
+// Hardmax: the ArgMax index along the axis, then a one-hot select.
+// CHECK-LABEL: func.func @hardmax
+// CHECK: linalg.generic {{.*}} outs(%{{.*}}, %{{.*}} : tensor<2xf32>, tensor<2xi64>)
+// CHECK: linalg.generic
+// CHECK: arith.cmpi eq
+// CHECK: arith.select
+module attributes {onnx.opset = 13 : i64} {
+  func.func @hardmax(%a: tensor<2x5xf32>) -> tensor<2x5xf32> {
+    %0 = "onnx.Hardmax"(%a) {axis = -1 : i64} : (tensor<2x5xf32>) -> tensor<2x5xf32>
+    return %0 : tensor<2x5xf32>
+  }
+}
