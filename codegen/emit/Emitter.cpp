@@ -17,6 +17,7 @@
 #include "llvm/Support/Program.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -122,6 +123,320 @@ bool writeFile(const std::string &path, const std::string &text, std::string &er
   return true;
 }
 
+
+/// The C ABI functions every target's model.cpp has in common (after kiln_model).
+const char *kCommonAbi = R"(extern "C" {
+__attribute__((visibility("default"))) int32_t kiln_model_abi_version(void) { return KILN_ABI_VERSION; }
+
+__attribute__((visibility("default"))) void kiln_model_destroy(kiln_model *m) { delete m; }
+
+__attribute__((visibility("default"))) const char *kiln_model_error(const kiln_model *m) {
+  if (!m)
+    return "no model";
+  return m->error.empty() ? nullptr : m->error.c_str();
+}
+
+__attribute__((visibility("default"))) int32_t kiln_model_num_inputs(const kiln_model *) { return kNumInputs; }
+__attribute__((visibility("default"))) int32_t kiln_model_num_outputs(const kiln_model *) { return kNumOutputs; }
+
+__attribute__((visibility("default"))) int32_t kiln_model_input_info(const kiln_model *, int32_t i, kiln_tensor_info *info) {
+  if (i < 0 || i >= kNumInputs || !info)
+    return -1;
+  *info = kInputs[i];
+  return 0;
+}
+
+__attribute__((visibility("default"))) int32_t kiln_model_output_info(const kiln_model *, int32_t i, kiln_tensor_info *info) {
+  if (i < 0 || i >= kNumOutputs || !info)
+    return -1;
+  *info = kOutputs[i];
+  return 0;
+}
+
+static kiln::rt::Status checkArguments(const kiln_tensor *in, int32_t numIn, kiln_tensor *out,
+                                       int32_t numOut) {
+  kiln::rt::Status s = kiln::rt::checkTensors("input", in, numIn, kInputs, kNumInputs);
+  if (s)
+    s = kiln::rt::checkTensors("output", out, numOut, kOutputs, kNumOutputs);
+  return s;
+}
+)";
+
+/// The C++ expression of a plan buffer: `io(kind, index)` for inputs/outputs, the
+/// weights (`W + offset`) and the arena (`A + offset`).
+template <typename IoExpr>
+std::string bufferExpr(Value v, IoExpr io) {
+  Operation *def = v.getDefiningOp();
+  if (auto in = dyn_cast<InputOp>(def))
+    return io("in", in.getIndex());
+  if (auto out = dyn_cast<OutputOp>(def))
+    return io("out", out.getIndex());
+  if (auto w = dyn_cast<WeightOp>(def))
+    return "W + " + std::to_string(w.getOffset());
+  auto s = cast<SliceOp>(def);
+  return "A + " + std::to_string(s.getOffset());
+}
+
+int64_t copyBytes(CopyOp c) {
+  auto type = cast<MemRefType>(c.getSource().getType());
+  return type.getNumElements() * elementBytes(type.getElementType());
+}
+
+/// Host: the model object owns host buffers; run calls each kernel in order.
+bool writeHostRun(llvm::raw_ostream &os, PlanOp plan) {
+  os << "} // namespace\n\n"
+     << "struct kiln_model {\n  kiln::rt::AlignedBuffer arena, weights;\n"
+     << "  std::string error;\n};\n\n"
+     << kCommonAbi << R"(
+__attribute__((visibility("default"))) kiln_model *kiln_model_create(const char *weightsPath) {
+  kiln_model *m = new (std::nothrow) kiln_model();
+  if (!m)
+    return nullptr;
+  kiln::rt::Status s = kiln::rt::loadWeights(weightsPath ? weightsPath : "", kWeightBytes,
+                                             kWeightsChecksum, m->weights);
+  if (s)
+    s = m->arena.allocate(kArenaBytes);
+  if (!s)
+    m->error = s.message();
+  return m;
+}
+
+__attribute__((visibility("default"))) int32_t kiln_model_run(kiln_model *m, const kiln_tensor *in, int32_t numIn,
+                                                               kiln_tensor *out, int32_t numOut) {
+  if (!m)
+    return -1;
+  if (!m->arena.data) {
+    if (m->error.empty())
+      m->error = "the model failed to load";
+    return -1;
+  }
+  kiln::rt::Status s = checkArguments(in, numIn, out, numOut);
+  if (!s) {
+    m->error = s.message();
+    return -1;
+  }
+  char *A = m->arena.data.get();
+  char *W = m->weights.data.get();
+  (void)A;
+  (void)W;
+)";
+  auto io = [](const char *kind, int64_t i) {
+    return std::string(kind) + "[" + std::to_string(i) + "].data";
+  };
+  for (Operation &op : plan.getBody().front()) {
+    if (auto l = dyn_cast<LaunchOp>(op)) {
+      os << "  " << l.getKernel() << "(";
+      for (auto [i, v] : llvm::enumerate(l.getBuffers()))
+        os << (i ? ", " : "") << bufferExpr(v, io);
+      os << ");\n";
+    } else if (auto c = dyn_cast<CopyOp>(op)) {
+      os << "  std::memcpy(" << bufferExpr(c.getTarget(), io) << ", "
+         << bufferExpr(c.getSource(), io) << ", " << copyBytes(c) << ");\n";
+    }
+  }
+  os << R"(  m->error.clear();
+  return 0;
+}
+
+__attribute__((visibility("default"))) int32_t kiln_model_run_device(kiln_model *m, const kiln_tensor *in, int32_t numIn,
+                                                                      kiln_tensor *out, int32_t numOut, void *) {
+  return kiln_model_run(m, in, numIn, out, numOut);
+}
+)";
+  return true;
+}
+
+int64_t tensorBytes(const Interface &i) {
+  int64_t n = 1;
+  for (int64_t d : i.shape)
+    n *= d;
+  int64_t size = 4;
+  switch (i.dtype) {
+  case 2: case 3: case 9: size = 1; break;
+  case 4: case 5: case 10: case 16: size = 2; break;
+  case 7: case 11: case 13: size = 8; break;
+  default: break;
+  }
+  return n * size;
+}
+
+/// Cuda: the model object owns a CudaModel; run issues one launch per kernel
+/// stage on the plan's streams, with the geometry kiln-map-to-gpu chose.
+bool writeCudaRun(llvm::raw_ostream &os, PlanOp plan, const std::vector<Interface> &inputs,
+                  const std::vector<Interface> &outputs, const EmitOptions &options,
+                  std::string &error) {
+  auto stages = plan->getAttrOfType<DictionaryAttr>("kiln.gpu_stages");
+  auto scratch = plan->getAttrOfType<DictionaryAttr>("kiln.gpu_scratch");
+  if (!stages || !scratch) {
+    error = "the plan has no gpu stages (the cuda codegen phase did not run)";
+    return false;
+  }
+  std::vector<std::string> functions;
+  int64_t scratchBytes = 0, numStreams = 1;
+  plan.getBody().walk([&](LaunchOp l) {
+    numStreams = std::max<int64_t>(numStreams, l.getStream() + 1);
+    if (auto bytes = scratch.getAs<IntegerAttr>(l.getKernel()))
+      scratchBytes = std::max<int64_t>(scratchBytes, bytes.getInt());
+  });
+  // The PTX, embedded: the module is loaded once from memory.
+  os << "const char kPtx[] = ";
+  for (size_t pos = 0; pos < options.ptx.size(); pos += 60000)
+    os << "R\"KILNPTX(" << options.ptx.substr(pos, 60000) << ")KILNPTX\"\n    ";
+  os << ";\n";
+  std::string launches;
+  llvm::raw_string_ostream ls(launches);
+  auto io = [](const char *kind, int64_t i) {
+    return std::string(kind) + "[" + std::to_string(i) + "]";
+  };
+  int lastStream = 0;
+  for (Operation &op : plan.getBody().front()) {
+    auto l = dyn_cast<LaunchOp>(op);
+    auto c = dyn_cast<CopyOp>(op);
+    if (!l && !c)
+      continue;
+    int stream = l ? static_cast<int>(l.getStream()) : lastStream;
+    if (stream != lastStream)
+      ls << "  KILN_RUN(c.crossStream(" << lastStream << ", " << stream << "));\n";
+    lastStream = stream;
+    if (c) {
+      ls << "  KILN_RUN(c.copy(" << bufferExpr(c.getTarget(), io) << ", "
+         << bufferExpr(c.getSource(), io) << ", " << copyBytes(c) << ", " << stream
+         << "));\n";
+      continue;
+    }
+    auto list = stages.getAs<ArrayAttr>(l.getKernel());
+    if (!list) {
+      error = "kernel " + l.getKernel().str() + " has no gpu stages";
+      return false;
+    }
+    auto scratchOf = scratch.getAs<IntegerAttr>(l.getKernel());
+    for (Attribute a : list) {
+      auto stage = cast<DictionaryAttr>(a);
+      auto grid = stage.getAs<DenseI64ArrayAttr>("grid").asArrayRef();
+      auto block = stage.getAs<DenseI64ArrayAttr>("block").asArrayRef();
+      ls << "  KILN_RUN(c.launch({" << functions.size() << ", {" << grid[0] << ", "
+         << grid[1] << ", " << grid[2] << "}, {" << block[0] << ", " << block[1] << ", "
+         << block[2] << "}, " << stream << "}, {";
+      for (auto [i, v] : llvm::enumerate(l.getBuffers()))
+        ls << (i ? ", " : "") << bufferExpr(v, io);
+      if (scratchOf && scratchOf.getInt() > 0)
+        ls << ", S";
+      ls << "}));\n";
+      functions.push_back(stage.getAs<StringAttr>("name").str());
+    }
+  }
+  ls.flush();
+  os << "const char *const kFunctions[] = {";
+  for (size_t i = 0; i < functions.size(); ++i)
+    os << (i ? ", " : "") << cString(functions[i]);
+  if (functions.empty())
+    os << "\"\"";
+  os << "};\n";
+  auto bytesList = [&](const char *name, const std::vector<Interface> &list) {
+    os << "const uint64_t " << name << "[] = {";
+    for (size_t i = 0; i < list.size(); ++i)
+      os << (i ? ", " : "") << tensorBytes(list[i]);
+    os << (list.empty() ? "0};\n" : "};\n");
+  };
+  bytesList("kInputBytes", inputs);
+  bytesList("kOutputBytes", outputs);
+  os << "constexpr int kNumFunctions = " << functions.size() << ";\n"
+     << "constexpr uint64_t kScratchBytes = " << scratchBytes << "ull;\n"
+     << "constexpr int kNumStreams = " << numStreams << ";\n"
+     << "constexpr bool kUseGraph = " << (options.cudaGraph ? "true" : "false") << ";\n"
+     << "using kiln::rt::CUdeviceptr;\n\n"
+     << "#define KILN_RUN(x)                                                   \\\n"
+     << "  do {                                                            \\\n"
+     << "    kiln::rt::Status s_ = (x);                                    \\\n"
+     << "    if (!s_)                                                      \\\n"
+     << "      return s_;                                                  \\\n"
+     << "  } while (0)\n\n"
+     << "/// Every launch of one run, in plan order.\n"
+     << "kiln::rt::Status issue(kiln::rt::CudaModel &c, const CUdeviceptr *in,\n"
+     << "                       const CUdeviceptr *out) {\n"
+     << "  const CUdeviceptr A = c.arena(), W = c.weights(), S = c.scratch();\n"
+     << "  (void)A;\n  (void)W;\n  (void)S;\n  (void)in;\n  (void)out;\n"
+     << launches << "  return kiln::rt::Status::ok();\n}\n"
+     << "} // namespace\n\n"
+     << "struct kiln_model {\n  kiln::rt::CudaModel cuda;\n  bool loaded = false;\n"
+     << "  std::string error;\n};\n\n"
+     << kCommonAbi << R"(
+__attribute__((visibility("default"))) kiln_model *kiln_model_create(const char *weightsPath) {
+  kiln_model *m = new (std::nothrow) kiln_model();
+  if (!m)
+    return nullptr;
+  kiln::rt::AlignedBuffer weights;
+  kiln::rt::Status s = kiln::rt::loadWeights(weightsPath ? weightsPath : "", kWeightBytes,
+                                             kWeightsChecksum, weights);
+  if (s) {
+    kiln::rt::CudaModel::Config config;
+    config.ptx = kPtx;
+    config.functions = kFunctions;
+    config.numFunctions = kNumFunctions;
+    config.arenaBytes = kArenaBytes;
+    config.scratchBytes = kScratchBytes;
+    config.numStreams = kNumStreams;
+    config.useGraph = kUseGraph;
+    config.inputBytes.assign(kInputBytes, kInputBytes + kNumInputs);
+    config.outputBytes.assign(kOutputBytes, kOutputBytes + kNumOutputs);
+    s = m->cuda.init(config, weights.data.get(), kWeightBytes);
+  }
+  if (!s)
+    m->error = s.message();
+  m->loaded = static_cast<bool>(s);
+  return m;
+}
+
+static int32_t runOn(kiln_model *m, const kiln_tensor *in, int32_t numIn, kiln_tensor *out,
+                     int32_t numOut, bool staged, void *stream) {
+  if (!m)
+    return -1;
+  if (!m->loaded) {
+    if (m->error.empty())
+      m->error = "the model failed to load";
+    return -1;
+  }
+  kiln::rt::Status s = checkArguments(in, numIn, out, numOut);
+  CUdeviceptr inPtrs[kNumInputs + 1], outPtrs[kNumOutputs + 1];
+  std::vector<CUdeviceptr> bindings;
+  for (int32_t i = 0; s && i < kNumInputs; ++i) {
+    inPtrs[i] = staged ? m->cuda.stagedInput(i) : reinterpret_cast<CUdeviceptr>(in[i].data);
+    if (staged)
+      s = m->cuda.upload(i, in[i].data);
+    bindings.push_back(inPtrs[i]);
+  }
+  for (int32_t i = 0; s && i < kNumOutputs; ++i) {
+    outPtrs[i] = staged ? m->cuda.stagedOutput(i) : reinterpret_cast<CUdeviceptr>(out[i].data);
+    bindings.push_back(outPtrs[i]);
+  }
+  auto caller = staged ? nullptr : static_cast<kiln::rt::CUstream>(stream);
+  if (s)
+    s = m->cuda.run(caller, bindings, [&] { return issue(m->cuda, inPtrs, outPtrs); });
+  for (int32_t i = 0; s && staged && i < kNumOutputs; ++i)
+    s = m->cuda.download(i, out[i].data);
+  if (s && staged)
+    s = m->cuda.synchronize();
+  if (!s) {
+    m->error = s.message();
+    return -1;
+  }
+  m->error.clear();
+  return 0;
+}
+
+__attribute__((visibility("default"))) int32_t kiln_model_run(kiln_model *m, const kiln_tensor *in, int32_t numIn,
+                                                               kiln_tensor *out, int32_t numOut) {
+  return runOn(m, in, numIn, out, numOut, /*staged=*/true, nullptr);
+}
+
+__attribute__((visibility("default"))) int32_t kiln_model_run_device(kiln_model *m, const kiln_tensor *in, int32_t numIn,
+                                                                      kiln_tensor *out, int32_t numOut, void *stream) {
+  return runOn(m, in, numIn, out, numOut, /*staged=*/false, stream);
+}
+)";
+  return true;
+}
+
 } // namespace
 
 bool emitArtifacts(ModuleOp module, const EmitOptions &options, std::string &error) {
@@ -215,6 +530,13 @@ public:
            int32_t numOutputs) {
     return model && kiln_model_run(model, inputs, numInputs, outputs, numOutputs) == 0;
   }
+  /// Runs on tensors in the target's memory (cuda: device pointers, enqueued on
+  /// `stream`, a CUstream or nullptr).
+  bool runDevice(const kiln_tensor *inputs, int32_t numInputs, kiln_tensor *outputs,
+                 int32_t numOutputs, void *stream = nullptr) {
+    return model && kiln_model_run_device(model, inputs, numInputs, outputs, numOutputs,
+                                          stream) == 0;
+  }
   kiln_model *get() const { return model; }
 
 private:
@@ -226,25 +548,29 @@ private:
   if (!writeFile(options.outputDir + "/model.h", header, error))
     return false;
 
-  // model.cpp
+  // model.cpp: the interface tables, then the target's half.
   std::string cpp;
   llvm::raw_string_ostream os(cpp);
-  os << "// Generated by kiln. Do not edit.\n"
-     << "#include \"model.h\"\n#include \"kiln/runtime/ModelSupport.h\"\n\n"
-     << "#include <cstring>\n#include <new>\n#include <string>\n\n";
-  // One declaration per kernel, in first-launch order, with its buffer count.
-  llvm::MapVector<StringRef, unsigned> kernels;
-  plan.getBody().walk([&](LaunchOp l) {
-    kernels.insert({l.getKernel(), l.getBuffers().size()});
-  });
-  os << "extern \"C\" {\n";
-  for (const auto &[k, args] : kernels) {
-    os << "void " << k << "(";
-    for (unsigned i = 0; i < args; ++i)
-      os << (i ? ", " : "") << "void *";
-    os << ");\n";
+  os << "// Generated by kiln. Do not edit.\n#include \"model.h\"\n"
+     << (options.cuda ? "#include \"kiln/runtime/CudaRuntime.h\"\n" : "")
+     << "#include \"kiln/runtime/ModelSupport.h\"\n\n"
+     << "#include <cstring>\n#include <new>\n#include <string>\n#include <vector>\n\n";
+  if (!options.cuda) {
+    // One declaration per kernel, in first-launch order, with its buffer count.
+    llvm::MapVector<StringRef, unsigned> kernels;
+    plan.getBody().walk([&](LaunchOp l) {
+      kernels.insert({l.getKernel(), l.getBuffers().size()});
+    });
+    os << "extern \"C\" {\n";
+    for (const auto &[k, args] : kernels) {
+      os << "void " << k << "(";
+      for (unsigned i = 0; i < args; ++i)
+        os << (i ? ", " : "") << "void *";
+      os << ");\n";
+    }
+    os << "}\n\n";
   }
-  os << "}\n\nnamespace {\n";
+  os << "namespace {\n";
   auto emitInfos = [&](const char *name, const std::vector<Interface> &list) {
     for (size_t i = 0; i < list.size(); ++i) {
       os << "const int64_t " << name << "Shape" << i << "[] = {";
@@ -268,108 +594,21 @@ private:
      << "constexpr int32_t kNumOutputs = " << outputs.size() << ";\n"
      << "constexpr uint64_t kArenaBytes = " << plan.getArenaBytes() << "ull;\n"
      << "constexpr uint64_t kWeightBytes = " << weightBytes << "ull;\n"
-     << "constexpr uint64_t kWeightsChecksum = " << checksum << "ull;\n"
-     << "} // namespace\n\n";
-  os << R"(struct kiln_model {
-  kiln::rt::AlignedBuffer arena, weights;
-  std::string error;
-};
-
-extern "C" {
-__attribute__((visibility("default"))) int32_t kiln_model_abi_version(void) { return KILN_ABI_VERSION; }
-
-__attribute__((visibility("default"))) kiln_model *kiln_model_create(const char *weightsPath) {
-  kiln_model *m = new (std::nothrow) kiln_model();
-  if (!m)
-    return nullptr;
-  kiln::rt::Status s = kiln::rt::loadWeights(weightsPath ? weightsPath : "", kWeightBytes,
-                                             kWeightsChecksum, m->weights);
-  if (s)
-    s = m->arena.allocate(kArenaBytes);
-  if (!s)
-    m->error = s.message();
-  return m;
-}
-
-__attribute__((visibility("default"))) void kiln_model_destroy(kiln_model *m) { delete m; }
-
-__attribute__((visibility("default"))) const char *kiln_model_error(const kiln_model *m) {
-  if (!m)
-    return "no model";
-  return m->error.empty() ? nullptr : m->error.c_str();
-}
-
-__attribute__((visibility("default"))) int32_t kiln_model_num_inputs(const kiln_model *) { return kNumInputs; }
-__attribute__((visibility("default"))) int32_t kiln_model_num_outputs(const kiln_model *) { return kNumOutputs; }
-
-__attribute__((visibility("default"))) int32_t kiln_model_input_info(const kiln_model *, int32_t i, kiln_tensor_info *info) {
-  if (i < 0 || i >= kNumInputs || !info)
-    return -1;
-  *info = kInputs[i];
-  return 0;
-}
-
-__attribute__((visibility("default"))) int32_t kiln_model_output_info(const kiln_model *, int32_t i, kiln_tensor_info *info) {
-  if (i < 0 || i >= kNumOutputs || !info)
-    return -1;
-  *info = kOutputs[i];
-  return 0;
-}
-
-__attribute__((visibility("default"))) int32_t kiln_model_run(kiln_model *m, const kiln_tensor *in, int32_t numIn,
-                                                               kiln_tensor *out, int32_t numOut) {
-  if (!m)
-    return -1;
-  if (!m->arena.data) {
-    if (m->error.empty())
-      m->error = "the model failed to load";
-    return -1;
-  }
-  kiln::rt::Status s = kiln::rt::checkTensors("input", in, numIn, kInputs, kNumInputs);
-  if (s)
-    s = kiln::rt::checkTensors("output", out, numOut, kOutputs, kNumOutputs);
-  if (!s) {
-    m->error = s.message();
-    return -1;
-  }
-  char *A = m->arena.data.get();
-  char *W = m->weights.data.get();
-  (void)A;
-  (void)W;
-)";
-  // Launches and copies in plan order.
-  auto bufferExpr = [&](Value v) -> std::string {
-    Operation *def = v.getDefiningOp();
-    if (auto in = dyn_cast<InputOp>(def))
-      return "in[" + std::to_string(in.getIndex()) + "].data";
-    if (auto out = dyn_cast<OutputOp>(def))
-      return "out[" + std::to_string(out.getIndex()) + "].data";
-    if (auto w = dyn_cast<WeightOp>(def))
-      return "W + " + std::to_string(w.getOffset());
-    auto s = cast<SliceOp>(def);
-    return "A + " + std::to_string(s.getOffset());
-  };
-  for (Operation &op : plan.getBody().front()) {
-    if (auto l = dyn_cast<LaunchOp>(op)) {
-      os << "  " << l.getKernel() << "(";
-      for (auto [i, v] : llvm::enumerate(l.getBuffers()))
-        os << (i ? ", " : "") << bufferExpr(v);
-      os << ");\n";
-    } else if (auto c = dyn_cast<CopyOp>(op)) {
-      auto type = cast<MemRefType>(c.getSource().getType());
-      os << "  std::memcpy(" << bufferExpr(c.getTarget()) << ", "
-         << bufferExpr(c.getSource()) << ", "
-         << type.getNumElements() * elementBytes(type.getElementType()) << ");\n";
-    }
-  }
-  os << "  m->error.clear();\n  return 0;\n}\n} // extern \"C\"\n";
+     << "constexpr uint64_t kWeightsChecksum = " << checksum << "ull;\n";
+  bool ok = options.cuda ? writeCudaRun(os, plan, inputs, outputs, options, error)
+                         : writeHostRun(os, plan);
+  if (!ok)
+    return false;
+  os << "} // extern \"C\"\n";
   os.flush();
   if (!writeFile(options.outputDir + "/model.cpp", cpp, error))
+    return false;
+  if (options.cuda && !writeFile(options.outputDir + "/model.ptx", options.ptx, error))
     return false;
 
   if (!options.buildLibrary)
     return true;
-  // libmodel.so: model.cpp + the kernels' object + kiln_runtime; only the C ABI is
+  // libmodel.so: model.cpp (+ the host kernels' object) + kiln_runtime; only the C ABI is
   // exported.
   std::string mapFile = options.outputDir + "/model.exports";
   if (!writeFile(mapFile, "{ global: kiln_model_*; local: *; };\n", error))
@@ -382,9 +621,13 @@ __attribute__((visibility("default"))) int32_t kiln_model_run(kiln_model *m, con
   std::vector<std::string> args = {
       *compiler, "-std=c++17", "-O1", "-fPIC", "-shared", "-fvisibility=hidden",
       "-I" + options.runtimeIncludeDir, "-I" + options.outputDir,
-      options.outputDir + "/model.cpp", options.objectFile, options.runtimeLibrary,
-      "-Wl,--version-script=" + mapFile, "-lm", "-o",
-      options.outputDir + "/libmodel.so"};
+      options.outputDir + "/model.cpp"};
+  if (!options.cuda)
+    args.push_back(options.objectFile);
+  for (std::string a : {options.runtimeLibrary, "-Wl,--version-script=" + mapFile,
+                        std::string("-lm"), std::string("-ldl"), std::string("-o"),
+                        options.outputDir + "/libmodel.so"})
+    args.push_back(a);
   std::vector<StringRef> argRefs(args.begin(), args.end());
   std::string log = options.outputDir + "/build.log";
   std::optional<StringRef> redirects[] = {std::nullopt, StringRef(log), StringRef(log)};

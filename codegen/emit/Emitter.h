@@ -1,9 +1,10 @@
 //===- Emitter.h - Write the artifact directory ----------------*- C++ -*-===//
 //
 // The emit phase: from the kiln.plan, write model.h and model.cpp (straight-line
-// code that checks the arguments, binds buffers and calls each kernel in order),
-// model.weights (the constants at their planned offsets, checksummed), and with
-// `--emit lib` compile them with the target's object into libmodel.so.
+// code that checks the arguments, binds buffers and calls — host — or launches —
+// cuda — each kernel in order), model.weights (the constants at their planned
+// offsets, checksummed), model.ptx for cuda, and with `--emit lib` compile them
+// (with the host object) into libmodel.so.
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_CODEGEN_EMIT_EMITTER_H
@@ -17,7 +18,10 @@ namespace kiln {
 
 struct EmitOptions {
   std::string outputDir;
-  std::string objectFile;    // the target's kernels, already written
+  bool cuda = false;         // the cuda runtime (else host calls)
+  std::string objectFile;    // host: the kernels' object, already written
+  std::string ptx;           // cuda: the kernels' PTX
+  bool cudaGraph = false;    // cuda: capture a run as a CUDA graph, replay it
   bool buildLibrary = false; // also link libmodel.so
   std::string compiler = "c++";
   std::string runtimeIncludeDir;

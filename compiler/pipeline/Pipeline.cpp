@@ -6,18 +6,27 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/pipeline/Pipeline.h"
+#include "codegen/cuda/CudaCodegen.h"
 #include "codegen/host/HostCodegen.h"
 #include "dialects/kiln/KilnDialect.h"
 #include "dialects/onnx/OnnxDialect.h"
 #include "passes/Passes.h"
 
+#include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
+#include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
+#include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVM.h"
+#include "mlir/Conversion/IndexToLLVM/IndexToLLVM.h"
+#include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
+#include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/FuncBufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Linalg/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/BufferizableOpInterfaceImpl.h"
@@ -34,6 +43,14 @@ std::optional<Phase> parsePhase(const std::string &name) {
                   Phase::Plan, Phase::Codegen, Phase::Emit})
     if (name == phaseName(p))
       return p;
+  return std::nullopt;
+}
+
+std::optional<Target> parseTarget(const std::string &name) {
+  if (name == "host")
+    return Target::Host;
+  if (name == "cuda")
+    return Target::Cuda;
   return std::nullopt;
 }
 
@@ -93,6 +110,9 @@ void buildCodegenPipeline(OpPassManager &pm, const CompileOptions &options) {
   case Target::Host:
     buildHostCodegenPipeline(pm);
     break;
+  case Target::Cuda:
+    buildCudaCodegenPipeline(pm);
+    break;
   }
 }
 
@@ -113,7 +133,15 @@ void registerCompilerDialects(DialectRegistry &registry) {
                   arith::ArithDialect, math::MathDialect, linalg::LinalgDialect,
                   tensor::TensorDialect, bufferization::BufferizationDialect,
                   memref::MemRefDialect, scf::SCFDialect, affine::AffineDialect,
-                  cf::ControlFlowDialect, LLVM::LLVMDialect>();
+                  cf::ControlFlowDialect, LLVM::LLVMDialect, gpu::GPUDialect,
+                  NVVM::NVVMDialect>();
+  // What convert-gpu-to-nvvm lowers through (the cuda target).
+  arith::registerConvertArithToLLVMInterface(registry);
+  cf::registerConvertControlFlowToLLVMInterface(registry);
+  registerConvertFuncToLLVMInterface(registry);
+  index::registerConvertIndexToLLVMInterface(registry);
+  registerConvertMathToLLVMInterface(registry);
+  registerConvertMemRefToLLVMInterface(registry);
   arith::registerBufferizableOpInterfaceExternalModels(registry);
   linalg::registerBufferizableOpInterfaceExternalModels(registry);
   tensor::registerBufferizableOpInterfaceExternalModels(registry);
@@ -133,6 +161,9 @@ void registerPhasePipelines() {
                              [](OpPassManager &pm) { buildPlanPipeline(pm, defaults); });
   PassPipelineRegistration<>("kiln-host-codegen-pipeline", "Kiln's host codegen phase",
                              [](OpPassManager &pm) { buildCodegenPipeline(pm, defaults); });
+  PassPipelineRegistration<>("kiln-cuda-codegen-pipeline", "Kiln's cuda codegen phase",
+                             [](OpPassManager &pm) { buildCudaCodegenPipeline(pm); });
+  registerCudaCodegenPasses();
 }
 
 } // namespace kiln

@@ -23,10 +23,15 @@ enum class Phase { Import, Graph, Tensor, Kernels, Plan, Codegen, Emit };
 std::optional<Phase> parsePhase(const std::string &name);
 const char *phaseName(Phase phase);
 
-enum class Target { Host };
+enum class Target { Host, Cuda };
+
+/// "host" / "cuda" -> Target.
+std::optional<Target> parseTarget(const std::string &name);
 
 struct CompileOptions {
   Target target = Target::Host;
+  /// cuda: the architecture PTX is generated for.
+  std::string gpuArch = "sm_80";
   /// Fuse elementwise chains in the kernels phase (off: one op per kernel).
   bool fuse = true;
 };

@@ -14,6 +14,7 @@
 #include "compiler/import/OnnxSchemas.h"
 #include "compiler/pipeline/Pipeline.h"
 #include "compiler/pipeline/Report.h"
+#include "codegen/cuda/CudaCodegen.h"
 #include "codegen/emit/Emitter.h"
 #include "codegen/host/HostCodegen.h"
 #include "tools/kiln/RunCommand.h"
@@ -288,6 +289,8 @@ struct CompileCommandOptions {
   std::string target = "host";
   std::string emit = "src";
   std::string cpu = "native";
+  std::string gpuArch = "sm_80";
+  bool cudaGraph = false;
   bool printWeights = false;
   bool noFuse = false;
   std::string report;
@@ -299,9 +302,12 @@ int runCompile(const CommonOptions &common, const CompileCommandOptions &o) {
     return reportError("--compile-to '" + o.compileTo +
                        "' is not a phase (import, graph, tensor, kernels, plan, "
                        "codegen, emit)");
-  if (o.target != "host")
-    return reportError("--target '" + o.target +
-                       "' is not available (this build has: host)");
+  std::optional<kiln::Target> target = kiln::parseTarget(o.target);
+  if (!target)
+    return reportError("--target '" + o.target + "' is not a target (host, cuda)");
+  if (!kiln::isSupportedGpuArch(o.gpuArch))
+    return reportError("--gpu-arch '" + o.gpuArch +
+                       "' is not supported (sm_80, sm_86, sm_89, sm_90)");
   if (o.emit != "src" && o.emit != "lib")
     return reportError("--emit '" + o.emit + "' must be src or lib");
   if (*phase == kiln::Phase::Emit && o.output.empty())
@@ -339,6 +345,8 @@ int runCompile(const CommonOptions &common, const CompileCommandOptions &o) {
   // Phase by phase, so that the report can time each one.
   kiln::CompileOptions options;
   options.fuse = !o.noFuse;
+  options.target = *target;
+  options.gpuArch = o.gpuArch;
   kiln::CompileReport report;
   report.model = common.model;
   report.target = o.target;
@@ -369,6 +377,8 @@ int runCompile(const CommonOptions &common, const CompileCommandOptions &o) {
     return reportError("cannot create '" + o.output + "': " + ec.message());
   kiln::EmitOptions emit;
   emit.outputDir = o.output;
+  emit.cuda = *target == kiln::Target::Cuda;
+  emit.cudaGraph = o.cudaGraph;
   emit.objectFile = o.output + "/model.o";
   emit.buildLibrary = o.emit == "lib";
   emit.runtimeIncludeDir = KILN_RUNTIME_INCLUDE_DIR;
@@ -376,12 +386,16 @@ int runCompile(const CommonOptions &common, const CompileCommandOptions &o) {
   if (const char *cxx = getenv("CXX"))
     emit.compiler = cxx;
   auto emitStart = std::chrono::steady_clock::now();
-  if (!kiln::emitHostObject(*module, emit.objectFile, o.cpu, error) ||
-      !kiln::emitArtifacts(*module, emit, error))
-    return reportError(common.model + ": " + error);
+  bool kernelsOk = emit.cuda ? kiln::emitPtx(*module, o.gpuArch, emit.ptx, error)
+                             : kiln::emitHostObject(*module, emit.objectFile, o.cpu, error);
+  if (!kernelsOk || !kiln::emitArtifacts(*module, emit, error))
+    return reportError(common.model + ": " + error +
+                       (firstError.empty() ? "" : " (" + firstError + ")"));
   report.phaseMillis.push_back({"emit", millisSince(emitStart)});
   uint64_t objectSize = 0;
-  if (!llvm::sys::fs::file_size(emit.objectFile, objectSize))
+  if (emit.cuda)
+    report.codeBytes = static_cast<int64_t>(emit.ptx.size());
+  else if (!llvm::sys::fs::file_size(emit.objectFile, objectSize))
     report.codeBytes = static_cast<int64_t>(objectSize);
   if (!o.report.empty() && !report.write(o.report, error))
     return reportError(error);
@@ -421,7 +435,13 @@ int main(int argc, char **argv) {
   compileCmd->add_option("--compile-to", compileOptions.compileTo,
                          "Stop after a phase and print its IR: import, graph, tensor, "
                          "kernels, plan, codegen, emit (default: emit)");
-  compileCmd->add_option("--target", compileOptions.target, "Target: host (default)");
+  compileCmd->add_option("--target", compileOptions.target,
+                         "Target: host (default) or cuda (PTX + the CUDA runtime)");
+  compileCmd->add_option("--gpu-arch", compileOptions.gpuArch,
+                         "cuda: sm_80 (default; the driver JITs it for newer GPUs), "
+                         "sm_86, sm_89, sm_90");
+  compileCmd->add_flag("--cuda-graph", compileOptions.cudaGraph,
+                       "cuda: capture a whole run as a CUDA graph, replay it on later runs");
   compileCmd->add_option("--emit", compileOptions.emit,
                          "src: model.h/.cpp/.o/.weights; lib: also libmodel.so");
   compileCmd->add_option("--cpu", compileOptions.cpu,

@@ -1,8 +1,10 @@
 /*===- model_abi.h - The C ABI of a compiled Kiln model -----------*- C -*-===*\
  *
  * Every libmodel.so that `kiln compile --emit lib` builds exports these functions,
- * whatever the target. `kiln run`, `kiln bench`, the tests and foreign-language
- * callers use only this header. Errors are status values plus a message on the
+ * whatever the target (host or cuda). kiln_model_run takes host memory on every
+ * target (a cuda model copies through staging buffers and synchronizes).
+ * `kiln run`, `kiln bench`, the tests and foreign-language callers use only this
+ * header. Errors are status values plus a message on the
  * model object; nothing here exits or throws.
  *
  * Usage:
@@ -71,6 +73,13 @@ int32_t kiln_model_output_info(const kiln_model *model, int32_t index,
 int32_t kiln_model_run(kiln_model *model, const kiln_tensor *inputs,
                        int32_t num_inputs, kiln_tensor *outputs,
                        int32_t num_outputs);
+
+/* Runs the model on tensors already in the target's memory: device pointers on
+ * `stream` (a CUstream; NULL: the model's own stream) for cuda models, where the
+ * call only enqueues the work; host pointers, synchronously, for host models. */
+int32_t kiln_model_run_device(kiln_model *model, const kiln_tensor *inputs,
+                              int32_t num_inputs, kiln_tensor *outputs,
+                              int32_t num_outputs, void *stream);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,291 @@
+//===- CudaRuntime.cpp - The CUDA driver, loaded at run time --------------===//
+#include "kiln/runtime/CudaRuntime.h"
+
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <mutex>
+
+namespace kiln::rt {
+namespace {
+
+constexpr int kCaptureModeThreadLocal = 1; // CU_STREAM_CAPTURE_MODE_THREAD_LOCAL
+constexpr unsigned kStreamNonBlocking = 1; // CU_STREAM_NON_BLOCKING
+constexpr unsigned kEventDisableTiming = 2; // CU_EVENT_DISABLE_TIMING
+
+struct Loaded {
+  CudaDriver driver{};
+  std::string error;
+};
+
+Loaded loadOnce() {
+  Loaded l;
+  const char *path = std::getenv("KILN_CUDA_DRIVER");
+  if (!path || !*path)
+    path = "libcuda.so.1";
+  void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!lib) {
+    const char *why = dlerror();
+    l.error = std::string("no CUDA driver: cannot load ") + path + ": " +
+              (why ? why : "unknown error") +
+              " (a cuda model needs an NVIDIA GPU with its driver installed)";
+    return l;
+  }
+  bool ok = true;
+  auto bind = [&](auto &slot, const char *name) {
+    void *sym = dlsym(lib, name);
+    if (!sym && ok) {
+      ok = false;
+      l.error = std::string("the CUDA driver ") + path + " has no " + name +
+                " (driver too old?)";
+    }
+    slot = reinterpret_cast<std::remove_reference_t<decltype(slot)>>(sym);
+  };
+  CudaDriver &d = l.driver;
+  bind(d.cuInit, "cuInit");
+  bind(d.cuDeviceGet, "cuDeviceGet");
+  bind(d.cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain");
+  bind(d.cuCtxSetCurrent, "cuCtxSetCurrent");
+  bind(d.cuModuleLoadData, "cuModuleLoadData");
+  bind(d.cuModuleUnload, "cuModuleUnload");
+  bind(d.cuModuleGetFunction, "cuModuleGetFunction");
+  bind(d.cuMemAlloc, "cuMemAlloc_v2");
+  bind(d.cuMemFree, "cuMemFree_v2");
+  bind(d.cuMemcpyHtoD, "cuMemcpyHtoD_v2");
+  bind(d.cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2");
+  bind(d.cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2");
+  bind(d.cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2");
+  bind(d.cuLaunchKernel, "cuLaunchKernel");
+  bind(d.cuStreamCreate, "cuStreamCreate");
+  bind(d.cuStreamDestroy, "cuStreamDestroy_v2");
+  bind(d.cuStreamSynchronize, "cuStreamSynchronize");
+  bind(d.cuEventCreate, "cuEventCreate");
+  bind(d.cuEventRecord, "cuEventRecord");
+  bind(d.cuStreamWaitEvent, "cuStreamWaitEvent");
+  bind(d.cuEventDestroy, "cuEventDestroy_v2");
+  bind(d.cuGetErrorString, "cuGetErrorString");
+  bind(d.cuStreamBeginCapture, "cuStreamBeginCapture_v2");
+  bind(d.cuStreamEndCapture, "cuStreamEndCapture");
+  bind(d.cuGraphInstantiateWithFlags, "cuGraphInstantiateWithFlags");
+  bind(d.cuGraphLaunch, "cuGraphLaunch");
+  bind(d.cuGraphExecDestroy, "cuGraphExecDestroy");
+  bind(d.cuGraphDestroy, "cuGraphDestroy");
+  if (!ok)
+    return l;
+  if (CUresult r = d.cuInit(0)) {
+    const char *text = nullptr;
+    d.cuGetErrorString(r, &text);
+    l.error = std::string("cuInit failed: ") + (text ? text : std::to_string(r)) +
+              " (is there a GPU this process may use?)";
+  }
+  return l;
+}
+
+} // namespace
+
+const CudaDriver *loadCudaDriver(std::string &error) {
+  static Loaded loaded = loadOnce();
+  if (!loaded.error.empty()) {
+    error = loaded.error;
+    return nullptr;
+  }
+  return &loaded.driver;
+}
+
+Status CudaModel::check(CUresult r, const char *what) {
+  if (r == 0)
+    return Status::ok();
+  const char *text = nullptr;
+  if (d_->cuGetErrorString(r, &text) != 0 || !text)
+    text = "unknown error";
+  return Status::error(std::string(what) + " failed: " + text + " (CUresult " +
+                       std::to_string(r) + ")");
+}
+
+#define KILN_CU(call, what)                                                            \
+  do {                                                                                 \
+    Status s_ = check(call, what);                                                     \
+    if (!s_)                                                                           \
+      return s_;                                                                       \
+  } while (0)
+
+Status CudaModel::init(const Config &config, const void *weights, uint64_t weightBytes) {
+  std::string error;
+  d_ = loadCudaDriver(error);
+  if (!d_)
+    return Status::error(error);
+  config_ = config;
+  CUdevice device = 0;
+  KILN_CU(d_->cuDeviceGet(&device, 0), "cuDeviceGet");
+  KILN_CU(d_->cuDevicePrimaryCtxRetain(&context_, device), "cuDevicePrimaryCtxRetain");
+  KILN_CU(d_->cuCtxSetCurrent(context_), "cuCtxSetCurrent");
+  KILN_CU(d_->cuModuleLoadData(&module_, config.ptx), "loading the model's PTX");
+  functions_.resize(config.numFunctions);
+  for (int i = 0; i < config.numFunctions; ++i) {
+    Status s = check(d_->cuModuleGetFunction(&functions_[i], module_, config.functions[i]),
+                     "cuModuleGetFunction");
+    if (!s)
+      return Status::error(s.message() + " for kernel " + config.functions[i]);
+  }
+  auto alloc = [&](CUdeviceptr &p, uint64_t bytes) {
+    return check(d_->cuMemAlloc(&p, bytes ? bytes : 1), "cuMemAlloc");
+  };
+  Status s = alloc(arena_, config.arenaBytes);
+  if (s)
+    s = alloc(weights_, weightBytes);
+  if (s && config.scratchBytes)
+    s = alloc(scratch_, config.scratchBytes);
+  inputs_.assign(config.inputBytes.size(), 0);
+  outputs_.assign(config.outputBytes.size(), 0);
+  for (size_t i = 0; s && i < inputs_.size(); ++i)
+    s = alloc(inputs_[i], config.inputBytes[i]);
+  for (size_t i = 0; s && i < outputs_.size(); ++i)
+    s = alloc(outputs_[i], config.outputBytes[i]);
+  if (!s)
+    return s;
+  if (weightBytes)
+    KILN_CU(d_->cuMemcpyHtoD(weights_, weights, weightBytes), "uploading the weights");
+  streams_.assign(config.numStreams, nullptr);
+  for (CUstream &st : streams_)
+    KILN_CU(d_->cuStreamCreate(&st, kStreamNonBlocking), "cuStreamCreate");
+  events_.assign(config.numStreams + 1, nullptr);
+  for (CUevent &e : events_)
+    KILN_CU(d_->cuEventCreate(&e, kEventDisableTiming), "cuEventCreate");
+  return Status::ok();
+}
+
+Status CudaModel::begin(CUstream caller) {
+  CUevent start = events_.back();
+  if (caller) {
+    KILN_CU(d_->cuEventRecord(start, caller), "cuEventRecord");
+    for (CUstream st : streams_)
+      KILN_CU(d_->cuStreamWaitEvent(st, start, 0), "cuStreamWaitEvent");
+    return Status::ok();
+  }
+  // Streams other than 0 fork from stream 0.
+  if (streams_.size() > 1) {
+    KILN_CU(d_->cuEventRecord(start, streams_[0]), "cuEventRecord");
+    for (size_t i = 1; i < streams_.size(); ++i)
+      KILN_CU(d_->cuStreamWaitEvent(streams_[i], start, 0), "cuStreamWaitEvent");
+  }
+  return Status::ok();
+}
+
+Status CudaModel::launch(const Launch &l, std::initializer_list<CUdeviceptr> args) {
+  // cuLaunchKernel takes one pointer per parameter, each to the parameter's value.
+  CUdeviceptr values[64];
+  void *params[64];
+  if (args.size() > 64)
+    return Status::error("too many kernel parameters");
+  size_t n = 0;
+  for (CUdeviceptr a : args) {
+    values[n] = a;
+    params[n] = &values[n];
+    ++n;
+  }
+  KILN_CU(d_->cuLaunchKernel(functions_[l.function], l.grid[0], l.grid[1], l.grid[2],
+                             l.block[0], l.block[1], l.block[2], 0, streams_[l.stream],
+                             params, nullptr),
+          config_.functions[l.function]);
+  return Status::ok();
+}
+
+Status CudaModel::copy(CUdeviceptr to, CUdeviceptr from, uint64_t bytes, int stream) {
+  KILN_CU(d_->cuMemcpyDtoDAsync(to, from, bytes, streams_[stream]), "cuMemcpyDtoDAsync");
+  return Status::ok();
+}
+
+Status CudaModel::crossStream(int producer, int waiter) {
+  KILN_CU(d_->cuEventRecord(events_[producer], streams_[producer]), "cuEventRecord");
+  KILN_CU(d_->cuStreamWaitEvent(streams_[waiter], events_[producer], 0),
+          "cuStreamWaitEvent");
+  return Status::ok();
+}
+
+Status CudaModel::end(CUstream caller) {
+  CUstream joined = caller ? caller : streams_[0];
+  for (size_t i = caller ? 0 : 1; i < streams_.size(); ++i) {
+    KILN_CU(d_->cuEventRecord(events_[i], streams_[i]), "cuEventRecord");
+    KILN_CU(d_->cuStreamWaitEvent(joined, events_[i], 0), "cuStreamWaitEvent");
+  }
+  return Status::ok();
+}
+
+Status CudaModel::beginCapture() {
+  if (graphExec_) {
+    d_->cuGraphExecDestroy(graphExec_);
+    graphExec_ = nullptr;
+  }
+  KILN_CU(d_->cuStreamBeginCapture(streams_[0], kCaptureModeThreadLocal),
+          "cuStreamBeginCapture");
+  return begin(nullptr);
+}
+
+Status CudaModel::endCapture(const Status &body) {
+  Status joined = body ? end(nullptr) : body;
+  CUgraph graph = nullptr;
+  Status s = check(d_->cuStreamEndCapture(streams_[0], &graph), "cuStreamEndCapture");
+  if (!joined)
+    s = joined;
+  if (s)
+    s = check(d_->cuGraphInstantiateWithFlags(&graphExec_, graph, 0), "cuGraphInstantiate");
+  if (graph)
+    d_->cuGraphDestroy(graph);
+  return s;
+}
+
+Status CudaModel::replay(CUstream caller) {
+  if (caller) {
+    KILN_CU(d_->cuGraphLaunch(graphExec_, caller), "cuGraphLaunch");
+    return Status::ok();
+  }
+  KILN_CU(d_->cuGraphLaunch(graphExec_, streams_[0]), "cuGraphLaunch");
+  return Status::ok();
+}
+
+Status CudaModel::upload(int input, const void *host) {
+  KILN_CU(d_->cuMemcpyHtoDAsync(inputs_[input], host, config_.inputBytes[input],
+                                streams_[0]),
+          "copying an input to the GPU");
+  return Status::ok();
+}
+
+Status CudaModel::download(int output, void *host) {
+  KILN_CU(d_->cuMemcpyDtoHAsync(host, outputs_[output], config_.outputBytes[output],
+                                streams_[0]),
+          "copying an output from the GPU");
+  return Status::ok();
+}
+
+Status CudaModel::synchronize() {
+  KILN_CU(d_->cuStreamSynchronize(streams_[0]), "cuStreamSynchronize");
+  return Status::ok();
+}
+
+void CudaModel::release() {
+  if (!d_)
+    return;
+  if (graphExec_)
+    d_->cuGraphExecDestroy(graphExec_);
+  for (CUevent e : events_)
+    if (e)
+      d_->cuEventDestroy(e);
+  for (CUstream st : streams_)
+    if (st)
+      d_->cuStreamDestroy(st);
+  for (CUdeviceptr p : inputs_)
+    if (p)
+      d_->cuMemFree(p);
+  for (CUdeviceptr p : outputs_)
+    if (p)
+      d_->cuMemFree(p);
+  for (CUdeviceptr p : {arena_, weights_, scratch_})
+    if (p)
+      d_->cuMemFree(p);
+  if (module_)
+    d_->cuModuleUnload(module_);
+}
+
+CudaModel::~CudaModel() { release(); }
+
+} // namespace kiln::rt

@@ -1,0 +1,316 @@
+//===- MockCudaDriver.cpp - A CUDA driver that checks instead of running --===//
+//
+// libkiln_mock_cuda.so exports the driver entry points kiln_runtime loads
+// (KILN_CUDA_DRIVER=path/to/libkiln_mock_cuda.so). Memory is host memory, so copies
+// are real; kernels do not run. Instead every call is checked and traced:
+//   - a launch names a function of the loaded PTX, passes exactly as many
+//     parameters as its .entry declares, each a pointer inside a live allocation
+//     (the arena, weights, scratch, staging or a caller's buffer), a block within
+//     the entry's .maxntid, on a live stream;
+//   - a stream may only wait for an event that was recorded before;
+//   - nothing is used after it is freed or destroyed.
+// A failed check returns CUDA_ERROR_INVALID_VALUE and is traced as "ERROR ...".
+// The trace goes to $KILN_MOCK_CUDA_TRACE (appended) and to kiln_mock_trace().
+//
+//===----------------------------------------------------------------------===//
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <regex>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace {
+
+using CUdeviceptr = unsigned long long;
+constexpr int kInvalid = 1;
+
+struct Function {
+  std::string name;
+  int params = 0;
+  int maxThreads = 1024;
+};
+
+struct State {
+  std::mutex mutex;
+  std::string trace;
+  std::string lastError;
+  std::map<CUdeviceptr, size_t> allocations; // base -> bytes
+  std::vector<Function> functions;           // handle = index + 1
+  std::set<uintptr_t> streams, events, recorded;
+  uintptr_t nextHandle = 0x1000;
+  bool capturing = false;
+  int launches = 0;
+};
+
+State &state() {
+  static State s;
+  return s;
+}
+
+void log(const std::string &line) {
+  State &s = state();
+  s.trace += line + "\n";
+  if (const char *path = std::getenv("KILN_MOCK_CUDA_TRACE"))
+    if (FILE *f = std::fopen(path, "a")) {
+      std::fputs((line + "\n").c_str(), f);
+      std::fclose(f);
+    }
+}
+
+int fail(const std::string &why) {
+  state().lastError = why;
+  log("ERROR " + why);
+  return kInvalid;
+}
+
+std::string hex(uintptr_t v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%#lx", static_cast<unsigned long>(v));
+  return buf;
+}
+
+/// The allocation holding [p, p + bytes), or none.
+bool inAllocation(CUdeviceptr p, size_t bytes) {
+  State &s = state();
+  auto it = s.allocations.upper_bound(p);
+  if (it == s.allocations.begin())
+    return false;
+  --it;
+  return p >= it->first && p + bytes <= it->first + it->second;
+}
+
+std::string streamName(void *stream) {
+  return stream ? "S" + hex(reinterpret_cast<uintptr_t>(stream)) : "S0(legacy)";
+}
+
+bool liveStream(void *stream) {
+  return !stream || state().streams.count(reinterpret_cast<uintptr_t>(stream));
+}
+
+} // namespace
+
+extern "C" {
+
+const char *kiln_mock_trace() { return state().trace.c_str(); }
+int kiln_mock_launches() { return state().launches; }
+
+int cuInit(unsigned) {
+  log("init");
+  return 0;
+}
+int cuDeviceGet(int *device, int ordinal) {
+  *device = ordinal;
+  return ordinal == 0 ? 0 : fail("no device " + std::to_string(ordinal));
+}
+int cuDevicePrimaryCtxRetain(void **ctx, int) {
+  *ctx = reinterpret_cast<void *>(0x1);
+  return 0;
+}
+int cuCtxSetCurrent(void *) { return 0; }
+
+int cuModuleLoadData(void **module, const void *image) {
+  std::lock_guard<std::mutex> lock(state().mutex);
+  const char *ptx = static_cast<const char *>(image);
+  if (!ptx || std::strncmp(ptx, "//", 2) != 0 || !std::strstr(ptx, ".version"))
+    return fail("module image is not PTX text");
+  State &s = state();
+  s.functions.clear();
+  // .entry NAME( .param .u64 ..., ... ) [.maxntid X, Y, Z]
+  std::string text(ptx);
+  std::regex entry(R"(\.entry\s+([A-Za-z_$][\w$]*)\s*\(([^)]*)\)\s*(\.maxntid\s+(\d+),\s*(\d+),\s*(\d+))?)");
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), entry);
+       it != std::sregex_iterator(); ++it) {
+    Function f;
+    f.name = (*it)[1];
+    std::string params = (*it)[2];
+    for (size_t pos = 0; (pos = params.find(".param", pos)) != std::string::npos; ++pos)
+      ++f.params;
+    if ((*it)[3].matched)
+      f.maxThreads = std::stoi((*it)[4]) * std::stoi((*it)[5]) * std::stoi((*it)[6]);
+    s.functions.push_back(f);
+  }
+  *module = reinterpret_cast<void *>(0x2);
+  log("module entries=" + std::to_string(s.functions.size()));
+  return 0;
+}
+int cuModuleUnload(void *) {
+  log("module-unload");
+  return 0;
+}
+int cuModuleGetFunction(void **fn, void *, const char *name) {
+  State &s = state();
+  for (size_t i = 0; i < s.functions.size(); ++i)
+    if (s.functions[i].name == name) {
+      *fn = reinterpret_cast<void *>(i + 1);
+      return 0;
+    }
+  return fail(std::string("no kernel named ") + name + " in the module");
+}
+
+int cuMemAlloc_v2(CUdeviceptr *p, size_t bytes) {
+  void *mem = std::calloc(1, bytes ? bytes : 1);
+  if (!mem)
+    return 2; // CUDA_ERROR_OUT_OF_MEMORY
+  *p = reinterpret_cast<CUdeviceptr>(mem);
+  state().allocations[*p] = bytes;
+  log("alloc " + std::to_string(bytes));
+  return 0;
+}
+int cuMemFree_v2(CUdeviceptr p) {
+  State &s = state();
+  if (!s.allocations.erase(p))
+    return fail("free of " + hex(p) + ", which is not an allocation");
+  std::free(reinterpret_cast<void *>(p));
+  return 0;
+}
+int cuMemcpyHtoD_v2(CUdeviceptr to, const void *from, size_t bytes) {
+  if (!inAllocation(to, bytes))
+    return fail("htod outside an allocation");
+  std::memcpy(reinterpret_cast<void *>(to), from, bytes);
+  log("htod " + std::to_string(bytes));
+  return 0;
+}
+int cuMemcpyHtoDAsync_v2(CUdeviceptr to, const void *from, size_t bytes, void *stream) {
+  if (!liveStream(stream))
+    return fail("htod on a dead stream");
+  if (!inAllocation(to, bytes))
+    return fail("htod outside an allocation");
+  std::memcpy(reinterpret_cast<void *>(to), from, bytes);
+  log("htod-async " + std::to_string(bytes));
+  return 0;
+}
+int cuMemcpyDtoHAsync_v2(void *to, CUdeviceptr from, size_t bytes, void *stream) {
+  if (!liveStream(stream))
+    return fail("dtoh on a dead stream");
+  if (!inAllocation(from, bytes))
+    return fail("dtoh outside an allocation");
+  std::memcpy(to, reinterpret_cast<void *>(from), bytes);
+  log("dtoh-async " + std::to_string(bytes));
+  return 0;
+}
+int cuMemcpyDtoDAsync_v2(CUdeviceptr to, CUdeviceptr from, size_t bytes, void *stream) {
+  if (!liveStream(stream))
+    return fail("dtod on a dead stream");
+  if (!inAllocation(to, bytes) || !inAllocation(from, bytes))
+    return fail("dtod outside an allocation");
+  std::memmove(reinterpret_cast<void *>(to), reinterpret_cast<void *>(from), bytes);
+  log("dtod " + std::to_string(bytes));
+  return 0;
+}
+
+int cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                   unsigned bz, unsigned shared, void *stream, void **params, void **extra) {
+  State &s = state();
+  uintptr_t index = reinterpret_cast<uintptr_t>(fn);
+  if (index == 0 || index > s.functions.size())
+    return fail("launch of an unknown function");
+  const Function &f = s.functions[index - 1];
+  if (!liveStream(stream))
+    return fail("launch of " + f.name + " on a dead stream");
+  if (!gx || !gy || !gz || !bx || !by || !bz || gy > 65535 || gz > 65535)
+    return fail("launch of " + f.name + " with an invalid grid or block");
+  if (static_cast<int>(bx * by * bz) > f.maxThreads)
+    return fail("launch of " + f.name + " with " + std::to_string(bx * by * bz) +
+                " threads, over its .maxntid " + std::to_string(f.maxThreads));
+  if (extra || !params)
+    return fail("launch of " + f.name + " without kernelParams");
+  // Every parameter of Kiln's kernels is a buffer pointer (bare-pointer ABI).
+  for (int i = 0; i < f.params; ++i) {
+    CUdeviceptr p = *static_cast<CUdeviceptr *>(params[i]);
+    if (!inAllocation(p, 1))
+      return fail("launch of " + f.name + ": parameter " + std::to_string(i) + " (" +
+                  hex(p) + ") is outside every allocation");
+  }
+  ++s.launches;
+  log(std::string(s.capturing ? "capture " : "") + "launch " + f.name + " grid=" +
+      std::to_string(gx) + "," + std::to_string(gy) + "," + std::to_string(gz) +
+      " block=" + std::to_string(bx) + "," + std::to_string(by) + "," + std::to_string(bz) +
+      " params=" + std::to_string(f.params) + " shared=" + std::to_string(shared) +
+      " " + streamName(stream));
+  return 0;
+}
+
+int cuStreamCreate(void **stream, unsigned) {
+  uintptr_t h = state().nextHandle++;
+  state().streams.insert(h);
+  *stream = reinterpret_cast<void *>(h);
+  log("stream-create " + streamName(*stream));
+  return 0;
+}
+int cuStreamDestroy_v2(void *stream) {
+  if (!state().streams.erase(reinterpret_cast<uintptr_t>(stream)))
+    return fail("destroy of an unknown stream");
+  return 0;
+}
+int cuStreamSynchronize(void *stream) {
+  if (!liveStream(stream))
+    return fail("sync of a dead stream");
+  log("sync " + streamName(stream));
+  return 0;
+}
+int cuEventCreate(void **event, unsigned) {
+  uintptr_t h = state().nextHandle++;
+  state().events.insert(h);
+  *event = reinterpret_cast<void *>(h);
+  return 0;
+}
+int cuEventRecord(void *event, void *stream) {
+  uintptr_t e = reinterpret_cast<uintptr_t>(event);
+  if (!state().events.count(e) || !liveStream(stream))
+    return fail("record of an unknown event or on a dead stream");
+  state().recorded.insert(e);
+  log("record E" + hex(e) + " " + streamName(stream));
+  return 0;
+}
+int cuStreamWaitEvent(void *stream, void *event, unsigned) {
+  uintptr_t e = reinterpret_cast<uintptr_t>(event);
+  if (!liveStream(stream))
+    return fail("wait on a dead stream");
+  if (!state().recorded.count(e))
+    return fail("wait for event E" + hex(e) + ", which was never recorded");
+  log("wait " + streamName(stream) + " E" + hex(e));
+  return 0;
+}
+int cuEventDestroy_v2(void *event) {
+  if (!state().events.erase(reinterpret_cast<uintptr_t>(event)))
+    return fail("destroy of an unknown event");
+  return 0;
+}
+int cuGetErrorString(int code, const char **text) {
+  *text = code == 0 ? "no error" : state().lastError.c_str();
+  return 0;
+}
+int cuStreamBeginCapture_v2(void *stream, int) {
+  if (!liveStream(stream) || !stream)
+    return fail("capture needs a live, non-legacy stream");
+  state().capturing = true;
+  log("capture-begin " + streamName(stream));
+  return 0;
+}
+int cuStreamEndCapture(void *stream, void **graph) {
+  if (!state().capturing)
+    return fail("end of a capture that never began");
+  state().capturing = false;
+  *graph = reinterpret_cast<void *>(state().nextHandle++);
+  log("capture-end");
+  return 0;
+}
+int cuGraphInstantiateWithFlags(void **exec, void *, unsigned long long) {
+  *exec = reinterpret_cast<void *>(state().nextHandle++);
+  return 0;
+}
+int cuGraphLaunch(void *, void *stream) {
+  if (!liveStream(stream))
+    return fail("graph launch on a dead stream");
+  log("graph-launch " + streamName(stream));
+  return 0;
+}
+int cuGraphExecDestroy(void *) { return 0; }
+int cuGraphDestroy(void *) { return 0; }
+
+} // extern "C"
