@@ -220,6 +220,32 @@ LogicalResult KernelMapper::prepare() {
       continue;
     if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op)) {
       auto generic = dyn_cast<linalg::GenericOp>(op);
+      if (auto map = dyn_cast<linalg::MapOp>(op)) {
+        // linalg.map: elementwise over identity maps; its mapper takes no output.
+        rewriter.setInsertionPoint(op);
+        unsigned rank = map.getInit().getType().getRank();
+        SmallVector<AffineMap> maps(map.getInputs().size() + 1,
+                                    rewriter.getMultiDimIdentityMap(rank));
+        SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
+        generic = rewriter.create<linalg::GenericOp>(
+            op->getLoc(), TypeRange{}, map.getInputs(), ValueRange{map.getInit()}, maps,
+            iters);
+        Block &mapper = map.getMapper().front();
+        Block *body = rewriter.createBlock(&generic.getRegion());
+        IRMapping bodyMap;
+        for (BlockArgument a : mapper.getArguments())
+          bodyMap.map(a, body->addArgument(a.getType(), a.getLoc()));
+        Type outElem = cast<ShapedType>(map.getInit().getType()).getElementType();
+        body->addArgument(outElem, op->getLoc());
+        rewriter.setInsertionPointToEnd(body);
+        for (Operation &inner : mapper.without_terminator())
+          rewriter.clone(inner, bodyMap);
+        SmallVector<Value> yields;
+        for (Value v : mapper.getTerminator()->getOperands())
+          yields.push_back(bodyMap.lookupOrDefault(v));
+        rewriter.create<linalg::YieldOp>(op->getLoc(), yields);
+        rewriter.eraseOp(op);
+      }
       if (!generic) {
         rewriter.setInsertionPoint(op);
         FailureOr<linalg::GenericOp> g =
@@ -761,6 +787,48 @@ LogicalResult KernelMapper::run(SmallVectorImpl<Attribute> &stages,
   return success();
 }
 
+/// math.ipowi has no PTX instruction and no libdevice function: square and
+/// multiply over the exponent's bits. A negative exponent gives what the integer
+/// division 1 / b^-e gives (1 for b = 1, +-1 for b = -1, else 0), as on host.
+struct ExpandIPowI : OpRewritePattern<math::IPowIOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(math::IPowIOp op, PatternRewriter &rw) const override {
+    Location loc = op.getLoc();
+    auto type = dyn_cast<IntegerType>(op.getType());
+    if (!type)
+      return failure();
+    unsigned width = type.getWidth();
+    auto c = [&](int64_t v) { return rw.create<arith::ConstantIntOp>(loc, v, type); };
+    Value base = op.getLhs(), exp = op.getRhs();
+    Value zero = c(0), one = c(1);
+    Value negative = rw.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, exp, zero);
+    auto loop = rw.create<scf::ForOp>(
+        loc, rw.create<arith::ConstantIndexOp>(loc, 0),
+        rw.create<arith::ConstantIndexOp>(loc, width - 1),
+        rw.create<arith::ConstantIndexOp>(loc, 1), ValueRange{one, base, exp});
+    {
+      OpBuilder::InsertionGuard guard(rw);
+      rw.setInsertionPointToStart(loop.getBody());
+      Value result = loop.getRegionIterArgs()[0], b = loop.getRegionIterArgs()[1],
+            e = loop.getRegionIterArgs()[2];
+      Value bit = rw.create<arith::TruncIOp>(loc, rw.getI1Type(), e);
+      Value times = rw.create<arith::MulIOp>(loc, result, b);
+      result = rw.create<arith::SelectOp>(loc, bit, times, result);
+      b = rw.create<arith::MulIOp>(loc, b, b);
+      e = rw.create<arith::ShRUIOp>(loc, e, c(1));
+      rw.create<scf::YieldOp>(loc, ValueRange{result, b, e});
+    }
+    Value odd = rw.create<arith::TruncIOp>(loc, rw.getI1Type(), exp);
+    Value isOne = rw.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, base, one);
+    Value isMinusOne = rw.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, base, c(-1));
+    Value minusOnePow = rw.create<arith::SelectOp>(loc, odd, c(-1), one);
+    Value negResult = rw.create<arith::SelectOp>(
+        loc, isOne, one, rw.create<arith::SelectOp>(loc, isMinusOne, minusOnePow, zero));
+    rw.replaceOpWithNewOp<arith::SelectOp>(op, negative, negResult, loop.getResult(0));
+    return success();
+  }
+};
+
 struct MapToGpuPass : PassWrapper<MapToGpuPass, OperationPass<ModuleOp>> {
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(MapToGpuPass)
   StringRef getArgument() const override { return "kiln-map-to-gpu"; }
@@ -805,6 +873,7 @@ struct MapToGpuPass : PassWrapper<MapToGpuPass, OperationPass<ModuleOp>> {
     // PTX instruction -> polynomials, so that no libdevice call is needed.
     RewritePatternSet patterns(&getContext());
     populateGpuAllReducePatterns(patterns);
+    patterns.add<ExpandIPowI>(&getContext());
     populateExpandTanPattern(patterns);
     populateExpandSinhPattern(patterns);
     populateExpandCoshPattern(patterns);

@@ -141,7 +141,10 @@ struct ConvLowering : OpConversionPattern<onnx::ConvOp> {
     auto d = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
     AffineExpr n = d(0), f = d(1), c = d(2);
     int64_t perGroup = outChannels / group;
-    SmallVector<AffineExpr> xExprs{n, f.floorDiv(perGroup) * groupChannels + c};
+    // Ungrouped: the input channel does not depend on f (which keeps the
+    // iteration space a plain contraction the cuda target tiles as a GEMM).
+    SmallVector<AffineExpr> xExprs{
+        n, group == 1 ? c : f.floorDiv(perGroup) * groupChannels + c};
     SmallVector<AffineExpr> wExprs{f, c};
     SmallVector<AffineExpr> yExprs{n, f};
     for (int64_t i = 0; i < spatial; ++i) {
@@ -218,7 +221,9 @@ struct ConvTransposeLowering : OpConversionPattern<onnx::ConvTransposeOp> {
     int64_t numDims = 3 + 2 * spatial;
     auto d = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
     AffineExpr f = d(1), c = d(2);
-    SmallVector<AffineExpr> wExprs{f.floorDiv(perGroupOut) * perGroupIn + c, f % perGroupOut};
+    SmallVector<AffineExpr> wExprs{
+        group == 1 ? c : f.floorDiv(perGroupOut) * perGroupIn + c,
+        group == 1 ? f : f % perGroupOut};
     SmallVector<AffineExpr> yExprs{d(0), f};
     for (int64_t i = 0; i < spatial; ++i) {
       wExprs.push_back(d(3 + i));

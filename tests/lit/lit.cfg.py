@@ -18,3 +18,6 @@ path = os.pathsep.join([config.kiln_tools_dir, config.llvm_tools_dir,
 config.environment["PATH"] = path
 config.substitutions.append(("%python", config.python_executable))
 config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
+# The mock CUDA driver (tests/unit/MockCudaDriver.cpp) for cuda end-to-end runs.
+config.substitutions.append(("%mockcuda", os.path.join(config.kiln_lib_dir,
+                                                       "libkiln_mock_cuda.so")))

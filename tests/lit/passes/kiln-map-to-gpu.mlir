@@ -1,0 +1,69 @@
+// RUN: kiln-opt --kiln-map-to-gpu %s | FileCheck %s
+// One kernel per mapping strategy: a GEMM (tiled through shared memory), a row
+// reduction (one block per row, gpu.all_reduce) and an elementwise op (one thread
+// per element); the fills before the reductions fold into their initial values.
+#mk = affine_map<(m, n, k) -> (m, k)>
+#kn = affine_map<(m, n, k) -> (k, n)>
+#mn = affine_map<(m, n, k) -> (m, n)>
+#row = affine_map<(r, c) -> (r, c)>
+#red = affine_map<(r, c) -> (r)>
+module {
+  func.func @k0(%a: memref<64x96xf32>, %b: memref<96x128xf32>, %c: memref<64x128xf32>) attributes {kiln.kernel} {
+    %zero = arith.constant 0.0 : f32
+    linalg.fill ins(%zero : f32) outs(%c : memref<64x128xf32>)
+    linalg.generic {indexing_maps = [#mk, #kn, #mn], iterator_types = ["parallel", "parallel", "reduction"]}
+        ins(%a, %b : memref<64x96xf32>, memref<96x128xf32>) outs(%c : memref<64x128xf32>) {
+    ^bb0(%x: f32, %y: f32, %acc: f32):
+      %p = arith.mulf %x, %y : f32
+      %s = arith.addf %acc, %p : f32
+      linalg.yield %s : f32
+    }
+    return
+  }
+  func.func @k1(%x: memref<8x1024xf32>, %m: memref<8xf32>) attributes {kiln.kernel} {
+    %ninf = arith.constant 0xFF800000 : f32
+    linalg.fill ins(%ninf : f32) outs(%m : memref<8xf32>)
+    linalg.generic {indexing_maps = [#row, #red], iterator_types = ["parallel", "reduction"]}
+        ins(%x : memref<8x1024xf32>) outs(%m : memref<8xf32>) {
+    ^bb0(%v: f32, %acc: f32):
+      %r = arith.maximumf %acc, %v : f32
+      linalg.yield %r : f32
+    }
+    return
+  }
+  func.func @k2(%x: memref<8x1024xf32>, %y: memref<8x1024xf32>) attributes {kiln.kernel} {
+    linalg.generic {indexing_maps = [#row, #row], iterator_types = ["parallel", "parallel"]}
+        ins(%x : memref<8x1024xf32>) outs(%y : memref<8x1024xf32>) {
+    ^bb0(%v: f32, %o: f32):
+      %e = math.exp %v : f32
+      linalg.yield %e : f32
+    }
+    return
+  }
+  kiln.plan @main attributes {arena_bytes = 0 : i64, kiln.num_outputs = 0 : i64, weight_bytes = 0 : i64} {
+  }
+}
+// CHECK: gpu.module @kiln_kernels
+// GEMM: 16x16 threads, both tiles in shared memory, barriers around the K step.
+// CHECK: gpu.func @k0_s0({{.*}}) workgroup({{.*}}memref<16x16xf32, #gpu.address_space<workgroup>>, {{.*}}memref<16x16xf32, #gpu.address_space<workgroup>>) kernel attributes {known_block_size = array<i32: 16, 16, 1>}
+// CHECK-NOT: linalg.fill
+// CHECK: scf.for
+// CHECK: gpu.barrier
+// CHECK: scf.for
+// CHECK: arith.mulf
+// CHECK: arith.addf
+// CHECK: gpu.barrier
+// Row max: one block per row; the lowered all_reduce shuffles within warps and
+// meets in shared memory; the fill's -inf is the initial value.
+// CHECK: gpu.func @k1_s0({{.*}}) workgroup({{.*}}memref<32xf32, #gpu.address_space<workgroup>>) kernel attributes {known_block_size = array<i32: 256, 1, 1>}
+// CHECK: gpu.shuffle  xor
+// CHECK: gpu.barrier
+// CHECK: arith.maximumf
+// Elementwise: consecutive threads, consecutive elements; exp as a polynomial.
+// CHECK: gpu.func @k2_s0({{.*}}) kernel attributes {known_block_size = array<i32: 256, 1, 1>}
+// CHECK: gpu.thread_id  x
+// CHECK: gpu.block_id  x
+// CHECK-NOT: math.exp
+// CHECK: gpu.return
+// The launch geometry is recorded on the plan.
+// CHECK: kiln.plan @main attributes {{{.*}}kiln.gpu_stages = {k0 = [{block = array<i64: 16, 16, 1>, grid = array<i64: 8, 4, 1>, name = "k0_s0"}], k1 = [{block = array<i64: 256, 1, 1>, grid = array<i64: 8, 1, 1>, name = "k1_s0"}], k2 = [{block = array<i64: 256, 1, 1>, grid = array<i64: 32, 1, 1>, name = "k2_s0"}]}
