@@ -10,6 +10,8 @@
 //===----------------------------------------------------------------------===//
 #include "codegen/cuda/CudaCodegen.h"
 
+#include "codegen/LlvmOptimize.h"
+
 #include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
 #include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
 #include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
@@ -32,7 +34,6 @@
 #include "llvm/IR/Module.h"
 #include "llvm/Linker/Linker.h"
 #include "llvm/MC/TargetRegistry.h"
-#include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/TargetSelect.h"
@@ -198,21 +199,7 @@ bool emitPtx(ModuleOp module, const std::string &archName, std::string &ptx,
         return false;
       }
   }
-  {
-    llvm::LoopAnalysisManager lam;
-    llvm::FunctionAnalysisManager fam;
-    llvm::CGSCCAnalysisManager cgam;
-    llvm::ModuleAnalysisManager mam;
-    llvm::PassBuilder pb(machine.get());
-    pb.registerModuleAnalyses(mam);
-    pb.registerCGSCCAnalyses(cgam);
-    pb.registerFunctionAnalyses(fam);
-    pb.registerLoopAnalyses(lam);
-    pb.crossRegisterProxies(lam, fam, cgam, mam);
-    llvm::ModulePassManager mpm =
-        pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
-    mpm.run(*llvmModule, mam);
-  }
+  optimizeModule(*llvmModule, *machine);
   llvm::SmallString<0> text;
   llvm::raw_svector_ostream out(text);
   llvm::legacy::PassManager codegen;
