@@ -10,7 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "codegen/cuda/CudaCodegen.h"
 
-#include "codegen/LlvmOptimize.h"
+#include "codegen/LlvmModule.h"
 
 #include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
 #include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
@@ -25,7 +25,6 @@
 #include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
-#include "mlir/Target/LLVMIR/Export.h"
 #include "mlir/Transforms/Passes.h"
 
 #include "llvm/ADT/StringSet.h"
@@ -118,25 +117,11 @@ bool emitPtx(ModuleOp module, const std::string &archName, std::string &ptx,
   registerGPUDialectTranslation(registry);
   ctx->appendDialectRegistry(registry);
 
-  OwningOpRef<ModuleOp> kernels = ModuleOp::create(module.getLoc());
-  OpBuilder b(kernels->getBodyRegion());
-  for (Operation &op : gpuModule.getBody()->getOperations()) {
-    if (isa<gpu::GPUFuncOp>(op)) {
-      error = "kernel " + cast<gpu::GPUFuncOp>(op).getName().str() +
-              " could not be lowered to NVVM";
-      return false;
-    }
-    if (op.getDialect() && op.getDialect()->getNamespace() == "llvm")
-      b.clone(op);
-  }
-
   llvm::LLVMContext llvmContext;
   std::unique_ptr<llvm::Module> llvmModule =
-      translateModuleToLLVMIR(*kernels, llvmContext, "kiln_kernels");
-  if (!llvmModule) {
-    error = "cannot translate the kernels to LLVM IR";
+      translateLlvmOps(*gpuModule.getBody(), module.getLoc(), llvmContext, error);
+  if (!llvmModule)
     return false;
-  }
   LLVMInitializeNVPTXTarget();
   LLVMInitializeNVPTXTargetInfo();
   LLVMInitializeNVPTXTargetMC();

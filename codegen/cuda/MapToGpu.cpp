@@ -163,6 +163,26 @@ Value cIndex(OpBuilder &b, Location loc, int64_t v) {
   return b.create<arith::ConstantIndexOp>(loc, v);
 }
 
+/// A stage's loop nest: static ranges, parallel and reduction dims (in loop
+/// order), their extents and element counts.
+struct LoopDims {
+  SmallVector<int64_t> ranges;
+  SmallVector<unsigned> par, red;
+  SmallVector<int64_t> parSizes, redSizes;
+  int64_t outputs = 1, length = 1;
+
+  explicit LoopDims(linalg::GenericOp op) : ranges(op.getStaticLoopRanges()) {
+    for (auto [d, t] : llvm::enumerate(op.getIteratorTypesArray()))
+      (t == utils::IteratorType::parallel ? par : red).push_back(d);
+    for (unsigned d : par)
+      parSizes.push_back(ranges[d]);
+    for (unsigned d : red)
+      redSizes.push_back(ranges[d]);
+    outputs = product(parSizes);
+    length = product(redSizes);
+  }
+};
+
 /// Builds the gpu.funcs of one kernel function.
 class KernelMapper {
 public:
@@ -190,10 +210,12 @@ private:
   Value initialValue(OpBuilder &b, linalg::GenericOp op, unsigned outIndex,
                      ValueRange loopIdx);
 
-  LogicalResult mapThreadPerOutput(linalg::GenericOp op, SmallVectorImpl<Attribute> &stages);
-  LogicalResult mapBlockReduction(linalg::GenericOp op, const Combiner &combiner,
-                                  SmallVectorImpl<Attribute> &stages);
-  bool mapTiledContraction(linalg::GenericOp op, SmallVectorImpl<Attribute> &stages);
+  LogicalResult mapThreadPerOutput(linalg::GenericOp op, const LoopDims &dims,
+                                   SmallVectorImpl<Attribute> &stages);
+  void mapBlockReduction(linalg::GenericOp op, const LoopDims &dims,
+                         const Combiner &combiner, SmallVectorImpl<Attribute> &stages);
+  bool mapTiledContraction(linalg::GenericOp op, const LoopDims &dims,
+                           SmallVectorImpl<Attribute> &stages);
 
   func::FuncOp kernel;
   gpu::GPUModuleOp gpuModule;
@@ -271,47 +293,36 @@ LogicalResult KernelMapper::prepare() {
                                     << "' at kernel level has no cuda mapping";
   }
 
-  // Fold fills into the reduction that next writes the same buffer.
+  // Fold a fill into the first later stage that touches its buffer when that
+  // stage is a reduction writing (not reading) it: the fill's value becomes the
+  // reduction's initial value.
+  auto isFill = [](linalg::GenericOp op) {
+    return op.getNumDpsInputs() == 1 && op.getNumDpsInits() == 1 &&
+           !isa<ShapedType>(op.getDpsInputOperand(0)->get().getType()) &&
+           op.getNumReductionLoops() == 0;
+  };
   SmallVector<linalg::GenericOp> kept;
   for (size_t i = 0; i < stagesOps.size(); ++i) {
     linalg::GenericOp op = stagesOps[i];
-    bool isFill = op.getNumDpsInputs() == 1 && op.getNumDpsInits() == 1 &&
-                  !isa<ShapedType>(op.getDpsInputOperand(0)->get().getType()) &&
-                  op.getNumReductionLoops() == 0;
-    if (isFill && i + 1 < stagesOps.size()) {
-      linalg::GenericOp next = stagesOps[i + 1];
+    bool folded = false;
+    if (isFill(op)) {
       Value buffer = op.getDpsInitOperand(0)->get();
-      if (next.getNumReductionLoops() > 0 &&
-          llvm::none_of(next.getDpsInputOperands(),
-                        [&](OpOperand *o) { return o->get() == buffer; })) {
-        bool folded = false;
-        for (unsigned j = 0; j < next.getNumDpsInits(); ++j)
-          if (next.getDpsInitOperand(j)->get() == buffer) {
-            foldedInit[{next.getOperation(), j}] = op.getDpsInputOperand(0)->get();
+      auto touches = [&](linalg::GenericOp s) {
+        return llvm::is_contained(s->getOperands(), buffer);
+      };
+      auto next = std::find_if(stagesOps.begin() + i + 1, stagesOps.end(), touches);
+      if (next != stagesOps.end() && next->getNumReductionLoops() > 0 &&
+          !llvm::is_contained(next->getDpsInputs(), buffer)) {
+        for (auto [k, init] : llvm::enumerate(next->getDpsInits()))
+          if (init == buffer) {
+            foldedInit[{next->getOperation(), static_cast<unsigned>(k)}] =
+                op.getDpsInputOperand(0)->get();
             folded = true;
           }
-        // Several fills may precede one reduction (one per output).
-        if (folded)
-          continue;
-      }
-      // fill, fill, reduction: look one further.
-      if (i + 2 < stagesOps.size() && next.getNumReductionLoops() == 0 &&
-          stagesOps[i + 2].getNumReductionLoops() > 0) {
-        linalg::GenericOp red = stagesOps[i + 2];
-        bool folded = false;
-        for (unsigned j = 0; j < red.getNumDpsInits(); ++j)
-          if (red.getDpsInitOperand(j)->get() == buffer &&
-              next.getDpsInitOperand(0)->get() != buffer &&
-              llvm::none_of(red.getDpsInputOperands(),
-                            [&](OpOperand *o) { return o->get() == buffer; })) {
-            foldedInit[{red.getOperation(), j}] = op.getDpsInputOperand(0)->get();
-            folded = true;
-          }
-        if (folded)
-          continue;
       }
     }
-    kept.push_back(op);
+    if (!folded)
+      kept.push_back(op);
   }
   stagesOps = kept;
 
@@ -436,13 +447,6 @@ SmallVector<Value> KernelMapper::applyBody(OpBuilder &b, linalg::GenericOp op,
   return results;
 }
 
-/// Splits the loop dims of `op` into parallel and reduction lists.
-void splitDims(linalg::GenericOp op, SmallVectorImpl<unsigned> &par,
-               SmallVectorImpl<unsigned> &red) {
-  for (auto [d, t] : llvm::enumerate(op.getIteratorTypesArray()))
-    (t == utils::IteratorType::parallel ? par : red).push_back(d);
-}
-
 SmallVector<int64_t> sizesOf(ArrayRef<int64_t> ranges, ArrayRef<unsigned> dims) {
   SmallVector<int64_t> s;
   for (unsigned d : dims)
@@ -450,14 +454,10 @@ SmallVector<int64_t> sizesOf(ArrayRef<int64_t> ranges, ArrayRef<unsigned> dims) 
   return s;
 }
 
-LogicalResult KernelMapper::mapThreadPerOutput(linalg::GenericOp op,
+LogicalResult KernelMapper::mapThreadPerOutput(linalg::GenericOp op, const LoopDims &dims,
                                                SmallVectorImpl<Attribute> &stages) {
   Location loc = op.getLoc();
-  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  SmallVector<unsigned> par, red;
-  splitDims(op, par, red);
-  SmallVector<int64_t> parSizes = sizesOf(ranges, par), redSizes = sizesOf(ranges, red);
-  int64_t total = product(parSizes);
+  const auto &[ranges, par, red, parSizes, redSizes, total, length] = dims;
   if (total == 0)
     return success();
   int64_t threads = std::min(kMaxThreads, ceilDiv(total, 32) * 32);
@@ -524,15 +524,11 @@ LogicalResult KernelMapper::mapThreadPerOutput(linalg::GenericOp op,
   return success();
 }
 
-LogicalResult KernelMapper::mapBlockReduction(linalg::GenericOp op,
-                                              const Combiner &combiner,
-                                              SmallVectorImpl<Attribute> &stages) {
+void KernelMapper::mapBlockReduction(linalg::GenericOp op, const LoopDims &dims,
+                                     const Combiner &combiner,
+                                     SmallVectorImpl<Attribute> &stages) {
   Location loc = op.getLoc();
-  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  SmallVector<unsigned> par, red;
-  splitDims(op, par, red);
-  SmallVector<int64_t> parSizes = sizesOf(ranges, par), redSizes = sizesOf(ranges, red);
-  int64_t outputs = product(parSizes), length = product(redSizes);
+  const auto &[ranges, par, red, parSizes, redSizes, outputs, length] = dims;
   int64_t threads = 32;
   while (threads < kMaxThreads && threads < length)
     threads *= 2;
@@ -584,10 +580,9 @@ LogicalResult KernelMapper::mapBlockReduction(linalg::GenericOp op,
   b.create<memref::StoreOp>(loc, result, mapping.lookupOrDefault(out->get()), *idx);
   b.setInsertionPointAfter(ifOp);
   finishStage(b, fn, {outputs, 1, 1}, {threads, 1, 1}, stages);
-  return success();
 }
 
-bool KernelMapper::mapTiledContraction(linalg::GenericOp op,
+bool KernelMapper::mapTiledContraction(linalg::GenericOp op, const LoopDims &dims,
                                        SmallVectorImpl<Attribute> &stages) {
   if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1)
     return false;
@@ -603,9 +598,8 @@ bool KernelMapper::mapTiledContraction(linalg::GenericOp op,
   for (OpOperand *in : op.getDpsInputOperands())
     if (!isa<MemRefType>(in->get().getType()))
       return false;
-  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  SmallVector<unsigned> par, red;
-  splitDims(op, par, red);
+  const SmallVector<int64_t> &ranges = dims.ranges;
+  const SmallVector<unsigned> &par = dims.par, &red = dims.red;
   if (red.empty())
     return false;
   auto dimsOf = [&](AffineMap map) {
@@ -631,7 +625,7 @@ bool KernelMapper::mapTiledContraction(linalg::GenericOp op,
   if (onlyA.empty() || onlyB.empty())
     return false;
   int64_t sizeA = product(sizesOf(ranges, onlyA)), sizeB = product(sizesOf(ranges, onlyB));
-  int64_t k = product(sizesOf(ranges, red)), nb = product(sizesOf(ranges, batch));
+  int64_t k = dims.length, nb = product(sizesOf(ranges, batch));
   if (sizeA < kTile || sizeB < kTile || k < kTile || nb > 65535 ||
       ceilDiv(sizeA, kTile) > 65535)
     return false;
@@ -764,23 +758,20 @@ LogicalResult KernelMapper::run(SmallVectorImpl<Attribute> &stages,
   if (failed(prepare()))
     return failure();
   for (linalg::GenericOp op : stagesOps) {
-    SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-    if (llvm::any_of(ranges, ShapedType::isDynamic))
+    if (llvm::any_of(op.getStaticLoopRanges(), ShapedType::isDynamic))
       return op.emitError("kernel ") << kernel.getName()
                                      << ": dynamic loop bounds have no cuda mapping";
-    if (mapTiledContraction(op, stages))
+    LoopDims dims(op);
+    if (mapTiledContraction(op, dims, stages))
       continue;
-    SmallVector<unsigned> par, red;
-    splitDims(op, par, red);
-    int64_t outputs = product(sizesOf(ranges, par)), length = product(sizesOf(ranges, red));
     std::optional<Combiner> combiner = matchCombiner(op);
-    bool wide = length >= 256 || (length >= 32 && outputs < 4096);
-    if (combiner && !red.empty() && wide && outputs > 0 && outputs <= INT32_MAX) {
-      if (failed(mapBlockReduction(op, *combiner, stages)))
-        return failure();
+    bool wide = dims.length >= 256 || (dims.length >= 32 && dims.outputs < 4096);
+    if (combiner && !dims.red.empty() && wide && dims.outputs > 0 &&
+        dims.outputs <= INT32_MAX) {
+      mapBlockReduction(op, dims, *combiner, stages);
       continue;
     }
-    if (failed(mapThreadPerOutput(op, stages)))
+    if (failed(mapThreadPerOutput(op, dims, stages)))
       return failure();
   }
   scratchBytes = scratch;

@@ -110,6 +110,7 @@ struct Interface {
   std::string name;
   int dtype;
   std::vector<int64_t> shape;
+  int64_t bytes; // dense, as the plan's memref holds it
 };
 
 bool writeFile(const std::string &path, const std::string &text, std::string &error) {
@@ -246,20 +247,6 @@ __attribute__((visibility("default"))) int32_t kiln_model_run_device(kiln_model 
   return true;
 }
 
-int64_t tensorBytes(const Interface &i) {
-  int64_t n = 1;
-  for (int64_t d : i.shape)
-    n *= d;
-  int64_t size = 4;
-  switch (i.dtype) {
-  case 2: case 3: case 9: size = 1; break;
-  case 4: case 5: case 10: case 16: size = 2; break;
-  case 7: case 11: case 13: size = 8; break;
-  default: break;
-  }
-  return n * size;
-}
-
 /// Cuda: the model object owns a CudaModel; run issues one launch per kernel
 /// stage on the plan's streams, with the geometry kiln-map-to-gpu chose.
 bool writeCudaRun(llvm::raw_ostream &os, PlanOp plan, const std::vector<Interface> &inputs,
@@ -335,7 +322,7 @@ bool writeCudaRun(llvm::raw_ostream &os, PlanOp plan, const std::vector<Interfac
   auto bytesList = [&](const char *name, const std::vector<Interface> &list) {
     os << "const uint64_t " << name << "[] = {";
     for (size_t i = 0; i < list.size(); ++i)
-      os << (i ? ", " : "") << tensorBytes(list[i]);
+      os << (i ? ", " : "") << list[i].bytes;
     os << (list.empty() ? "0};\n" : "};\n");
   };
   bytesList("kInputBytes", inputs);
@@ -467,6 +454,7 @@ bool emitArtifacts(ModuleOp module, const EmitOptions &options, std::string &err
           elem = t.getValue();
     i.dtype = dtypeCode(elem);
     i.shape.assign(type.getShape().begin(), type.getShape().end());
+    i.bytes = type.getNumElements() * elementBytes(type.getElementType());
   };
   plan.getBody().walk([&](InputOp in) {
     fill(inputs, in.getIndex(), in.getName(), cast<MemRefType>(in.getType()), argAttrs);

@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/host/HostCodegen.h"
-#include "codegen/LlvmOptimize.h"
+#include "codegen/LlvmModule.h"
 
 #include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
@@ -27,7 +27,6 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
-#include "mlir/Target/LLVMIR/Export.h"
 #include "mlir/Transforms/Passes.h"
 
 #include "llvm/IR/LegacyPassManager.h"
@@ -74,26 +73,11 @@ bool emitHostObject(ModuleOp module, const std::string &path,
   registerLLVMDialectTranslation(registry);
   ctx->appendDialectRegistry(registry);
 
-  // Only the LLVM-dialect kernels go to LLVM IR: copy them into a module of
-  // their own, leaving the plan behind.
-  OwningOpRef<ModuleOp> kernels = ModuleOp::create(module.getLoc());
-  OpBuilder b(kernels->getBodyRegion());
-  for (Operation &op : module.getBody()->getOperations()) {
-    if (auto func = dyn_cast<func::FuncOp>(op)) {
-      error = "kernel " + func.getName().str() + " could not be lowered to LLVM";
-      return false;
-    }
-    if (op.getDialect() && op.getDialect()->getNamespace() == "llvm")
-      b.clone(op);
-  }
-
   llvm::LLVMContext llvmContext;
   std::unique_ptr<llvm::Module> llvmModule =
-      translateModuleToLLVMIR(*kernels, llvmContext, "kiln_kernels");
-  if (!llvmModule) {
-    error = "cannot translate the kernels to LLVM IR";
+      translateLlvmOps(*module.getBody(), module.getLoc(), llvmContext, error);
+  if (!llvmModule)
     return false;
-  }
   std::string triple = llvm::sys::getDefaultTargetTriple();
   std::string lookupError;
   const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, lookupError);

@@ -3,6 +3,7 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <mutex>
 
@@ -235,11 +236,7 @@ Status CudaModel::endCapture(const Status &body) {
 }
 
 Status CudaModel::replay(CUstream caller) {
-  if (caller) {
-    KILN_CU(d_->cuGraphLaunch(graphExec_, caller), "cuGraphLaunch");
-    return Status::ok();
-  }
-  KILN_CU(d_->cuGraphLaunch(graphExec_, streams_[0]), "cuGraphLaunch");
+  KILN_CU(d_->cuGraphLaunch(graphExec_, caller ? caller : streams_[0]), "cuGraphLaunch");
   return Status::ok();
 }
 
@@ -273,15 +270,14 @@ void CudaModel::release() {
   for (CUstream st : streams_)
     if (st)
       d_->cuStreamDestroy(st);
-  for (CUdeviceptr p : inputs_)
+  auto free = [&](CUdeviceptr p) {
     if (p)
       d_->cuMemFree(p);
-  for (CUdeviceptr p : outputs_)
-    if (p)
-      d_->cuMemFree(p);
+  };
+  std::for_each(inputs_.begin(), inputs_.end(), free);
+  std::for_each(outputs_.begin(), outputs_.end(), free);
   for (CUdeviceptr p : {arena_, weights_, scratch_})
-    if (p)
-      d_->cuMemFree(p);
+    free(p);
   if (module_)
     d_->cuModuleUnload(module_);
 }
