@@ -2,11 +2,15 @@
 """Exports Kiln's model zoo to ONNX with Debian's python3-torch and python3-torchvision.
 
 Random weights from a fixed seed; nothing is downloaded. Each model is written to
-OUT/NAME.onnx with OUT/NAME.input.npy (the example input), OUT/NAME.output.npy (PyTorch's
-output for it, the reference) and OUT/NAME.meta.json, skipping models whose file
+OUT/FILE.onnx with OUT/FILE.input.npy (the example input), OUT/FILE.output.npy (PyTorch's
+output for it, the reference) and OUT/FILE.meta.json, skipping models whose file
 already exists unless --force. Exported files live under the build tree, never in git.
 
-usage: models/export_zoo.py [--out DIR] [--opset N] [--batch B] [--force] [NAME ...]
+Files are named NAME[_reduced][_bB]: `--batch 1 8` writes resnet50.onnx and
+resnet50_b8.onnx; `--reduced` writes the reduced-size variants CI runs (same
+architecture, fewer blocks, narrower, lower resolution).
+
+usage: models/export_zoo.py [--out DIR] [--opset N] [--batch B ...] [--reduced] [--force] [NAME ...]
 """
 import argparse
 import json
@@ -62,55 +66,149 @@ class TransformerEncoder(torch.nn.Module):
         return x
 
 
-def build(name, batch):
+class GPT2Block(torch.nn.Module):
+    """One pre-norm GPT-2 block: causal self-attention and a tanh-GELU MLP."""
+
+    def __init__(self, hidden, heads, seq):
+        super().__init__()
+        self.heads = heads
+        self.ln_1 = torch.nn.LayerNorm(hidden)
+        self.c_attn = torch.nn.Linear(hidden, 3 * hidden)
+        self.c_proj = torch.nn.Linear(hidden, hidden)
+        self.ln_2 = torch.nn.LayerNorm(hidden)
+        self.c_fc = torch.nn.Linear(hidden, 4 * hidden)
+        self.mlp_proj = torch.nn.Linear(4 * hidden, hidden)
+        causal = torch.tril(torch.ones(seq, seq, dtype=torch.bool)).view(1, 1, seq, seq)
+        self.register_buffer("causal", causal)
+        self.register_buffer("mask_value", torch.tensor(torch.finfo(torch.float32).min))
+
+    def forward(self, x):
+        b, s, h = x.shape
+        d = h // self.heads
+        q, k, v = self.c_attn(self.ln_1(x)).split(h, dim=-1)
+        q = q.reshape(b, s, self.heads, d).transpose(1, 2)
+        k = k.reshape(b, s, self.heads, d).transpose(1, 2)
+        v = v.reshape(b, s, self.heads, d).transpose(1, 2)
+        scores = q @ k.transpose(-1, -2) / d ** 0.5
+        # As GPT-2 masks: future positions get the most negative float, not -inf.
+        scores = torch.where(self.causal, scores, self.mask_value)
+        ctx = (torch.softmax(scores, dim=-1) @ v).transpose(1, 2).reshape(b, s, h)
+        x = x + self.c_proj(ctx)
+        mlp = torch.nn.functional.gelu(self.c_fc(self.ln_2(x)), approximate="tanh")
+        return x + self.mlp_proj(mlp)
+
+
+class GPT2Stack(torch.nn.Module):
+    """GPT-2-small's block stack: token + learned position embeddings, N causal blocks,
+    the final LayerNorm; returns the hidden states (no LM head). GPT-2's N(0, 0.02) init."""
+
+    def __init__(self, layers=12, hidden=768, heads=12, vocab=50257, seq=128):
+        super().__init__()
+        self.wte = torch.nn.Embedding(vocab, hidden)
+        self.wpe = torch.nn.Embedding(seq, hidden)
+        self.register_buffer("positions", torch.arange(seq))
+        self.blocks = torch.nn.ModuleList(GPT2Block(hidden, heads, seq) for _ in range(layers))
+        self.ln_f = torch.nn.LayerNorm(hidden)
+        for m in self.modules():
+            if isinstance(m, (torch.nn.Linear, torch.nn.Embedding)):
+                torch.nn.init.normal_(m.weight, std=0.02)
+            if isinstance(m, torch.nn.Linear):
+                torch.nn.init.zeros_(m.bias)
+
+    def forward(self, ids):
+        x = self.wte(ids) + self.wpe(self.positions)
+        for block in self.blocks:
+            x = block(x)
+        return self.ln_f(x)
+
+
+def build(name, batch, reduced=False):
+    """The model and an example input. `reduced`: the same architecture, smaller (fewer
+    blocks, narrower, lower resolution) so that CI can run every zoo model end to end."""
+    image = 64 if reduced else 224
     if name == "resnet50":
-        return torchvision.models.resnet50(), torch.randn(batch, 3, 224, 224)
+        if reduced:
+            net = torchvision.models.resnet.ResNet(torchvision.models.resnet.Bottleneck,
+                                                   [1, 1, 1, 1], width_per_group=16)
+        else:
+            net = torchvision.models.resnet50()
+        return net, torch.randn(batch, 3, image, image)
     if name == "inception_v3":
+        # Inception's stem needs 75x75 at least; it has no width knob.
         return (torchvision.models.inception_v3(aux_logits=True, init_weights=True),
-                torch.randn(batch, 3, 299, 299))
+                torch.randn(batch, 3, 75 if reduced else 299, 75 if reduced else 299))
     if name == "mobilenet_v2":
-        return torchvision.models.mobilenet_v2(), torch.randn(batch, 3, 224, 224)
+        return (torchvision.models.mobilenet_v2(width_mult=0.25 if reduced else 1.0),
+                torch.randn(batch, 3, image, image))
     if name == "squeezenet1_1":
-        return torchvision.models.squeezenet1_1(), torch.randn(batch, 3, 224, 224)
+        return torchvision.models.squeezenet1_1(), torch.randn(batch, 3, image, image)
     if name == "transformer_encoder":
+        if reduced:
+            return (TransformerEncoder(layers=2, hidden=128, heads=4, ffn=512, vocab=1000, seq=32),
+                    torch.randint(0, 1000, (batch, 32)))
         return TransformerEncoder(), torch.randint(0, 30522, (batch, 128))
+    if name == "gpt2":
+        if reduced:
+            return (GPT2Stack(layers=2, hidden=128, heads=4, vocab=1000, seq=32),
+                    torch.randint(0, 1000, (batch, 32)))
+        return GPT2Stack(), torch.randint(0, 50257, (batch, 128))
     raise SystemExit(f"unknown model {name}")
 
 
-MODELS = ["resnet50", "inception_v3", "mobilenet_v2", "squeezenet1_1", "transformer_encoder"]
+MODELS = ["resnet50", "inception_v3", "mobilenet_v2", "squeezenet1_1", "transformer_encoder",
+          "gpt2"]
+
+
+def file_name(name, batch, reduced):
+    """resnet50, resnet50_b8, resnet50_reduced, resnet50_reduced_b8."""
+    return name + ("_reduced" if reduced else "") + (f"_b{batch}" if batch != 1 else "")
+
+
+def export(name, batch, reduced, out, opset, force):
+    stem = file_name(name, batch, reduced)
+    path = os.path.join(out, f"{stem}.onnx")
+    if os.path.exists(path) and os.path.exists(os.path.join(out, f"{stem}.output.npy")) \
+            and not force:
+        print(f"{stem}: cached at {path}")
+        return
+    torch.manual_seed(0)
+    model, example = build(name, batch, reduced)
+    model.eval()
+    start = time.time()
+    with torch.no_grad():
+        torch.onnx.export(model, example, path, opset_version=opset,
+                          input_names=["input"], output_names=["output"],
+                          do_constant_folding=True)
+        reference = model(example)
+    if isinstance(reference, (tuple, list)) or hasattr(reference, "logits"):
+        reference = reference[0] if isinstance(reference, (tuple, list)) else reference.logits
+    np.save(os.path.join(out, f"{stem}.input.npy"), example.numpy())
+    with open(os.path.join(out, f"{stem}.meta.json"), "w") as f:
+        json.dump({"model": name, "batch": batch, "reduced": reduced, "input": "input",
+                   "shape": list(example.shape), "dtype": str(example.dtype), "opset": opset}, f)
+    # Last, so that a present reference means a complete export.
+    np.save(os.path.join(out, f"{stem}.output.npy"), reference.detach().numpy())
+    print(f"{stem}: exported in {time.time() - start:.1f} s to {path}")
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "..", "build", "models"))
     ap.add_argument("--opset", type=int, default=17)
-    ap.add_argument("--batch", type=int, default=1)
+    ap.add_argument("--batch", type=int, nargs="+", default=[1],
+                    help="batch sizes to export (e.g. --batch 1 8)")
+    ap.add_argument("--reduced", action="store_true",
+                    help="the reduced-size variants (NAME_reduced) that CI tests")
     ap.add_argument("--force", action="store_true")
     ap.add_argument("names", nargs="*", default=MODELS)
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
+    torch.set_num_threads(os.cpu_count())
     for name in args.names:
-        path = os.path.join(args.out, f"{name}.onnx")
-        if os.path.exists(path) and not args.force:
-            print(f"{name}: cached at {path}")
-            continue
-        torch.manual_seed(0)
-        model, example = build(name, args.batch)
-        model.eval()
-        start = time.time()
-        with torch.no_grad():
-            torch.onnx.export(model, example, path, opset_version=args.opset,
-                              input_names=["input"], output_names=["output"],
-                              do_constant_folding=True)
-            reference = model(example)
-        if isinstance(reference, (tuple, list)) or hasattr(reference, "logits"):
-            reference = reference[0] if isinstance(reference, (tuple, list)) else reference.logits
-        np.save(os.path.join(args.out, f"{name}.input.npy"), example.numpy())
-        np.save(os.path.join(args.out, f"{name}.output.npy"), reference.detach().numpy())
-        with open(os.path.join(args.out, f"{name}.meta.json"), "w") as f:
-            json.dump({"input": "input", "shape": list(example.shape),
-                       "dtype": str(example.dtype), "opset": args.opset}, f)
-        print(f"{name}: exported in {time.time() - start:.1f} s to {path}")
+        if name not in MODELS:
+            raise SystemExit(f"unknown model {name} (known: {', '.join(MODELS)})")
+        for batch in args.batch:
+            export(name, batch, args.reduced, args.out, args.opset, args.force)
     return 0
 
 

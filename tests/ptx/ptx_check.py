@@ -42,23 +42,39 @@ def check(kiln, ptxas, archs, model, shapes, work, emit_lib, timeout):
     with open(os.path.join(out, "model.ptx")) as f:
         ptx = f.read()
     kernels = len(re.findall(r"\.entry\s", ptx))
-    if ptxas:
-        for arch in archs:
-            p = subprocess.run([ptxas, f"-arch={arch}", os.path.join(out, "model.ptx"),
-                                "-o", os.path.join(out, f"model.{arch}.cubin")],
-                               capture_output=True, text=True, timeout=timeout)
-            if p.returncode != 0:
-                return name, "fail", f"ptxas {arch}: " + p.stderr.strip()[:300], kernels, len(ptx)
+    failure = assemble(ptxas, archs, os.path.join(out, "model.ptx"), timeout)
+    if failure:
+        return name, "fail", failure, kernels, len(ptx)
     shutil.rmtree(out, ignore_errors=True)
     return name, "pass", "", kernels, len(ptx)
+
+
+def find_ptxas():
+    """ptxas from PATH or the CUDA toolkit's default place; None when neither has it."""
+    if shutil.which("ptxas"):
+        return shutil.which("ptxas")
+    return "/usr/local/cuda/bin/ptxas" if os.path.exists("/usr/local/cuda/bin/ptxas") else None
+
+
+def assemble(ptxas, archs, ptx_path, timeout):
+    """Assembles `ptx_path` for each arch; the first failure as text, or "" (also when
+    there is no ptxas)."""
+    if not ptxas:
+        return ""
+    for arch in archs:
+        p = subprocess.run([ptxas, f"-arch={arch}", ptx_path,
+                            "-o", os.path.splitext(ptx_path)[0] + f".{arch}.cubin"],
+                           capture_output=True, text=True, timeout=timeout)
+        if p.returncode != 0:
+            return f"ptxas {arch}: " + p.stderr.strip()[:300]
+    return ""
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--kiln", required=True)
-    ap.add_argument("--ptxas", default=shutil.which("ptxas") or
-                    ("/usr/local/cuda/bin/ptxas" if os.path.exists("/usr/local/cuda/bin/ptxas") else None))
+    ap.add_argument("--ptxas", default=find_ptxas())
     ap.add_argument("--arch", action="append", help="default: sm_80 and sm_90")
     ap.add_argument("--conformance-expectations")
     ap.add_argument("--data", default="/usr/share/libonnx-testdata/data/node")
