@@ -6,10 +6,14 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <set>
 
 using namespace mlir;
@@ -56,13 +60,47 @@ void CompileReport::collectPlan(ModuleOp module) {
       lowerBoundBytes = a.getInt();
     if (auto a = plan->getAttrOfType<IntegerAttr>("kiln.naive_bytes"))
       naiveBytes = a.getInt();
+    schedule.clear();
+    buffers.clear();
+    // A slice holds one tensor from the launch that writes it to its last reader; the
+    // planner hands the same slice to a later tensor once that one is dead, so every
+    // write that is not in place starts a new buffer lifetime.
+    llvm::DenseMap<Value, size_t> current;
+    auto touch = [&](Value v, bool write, bool alsoRead) {
+      auto slice = v.getDefiningOp<SliceOp>();
+      if (!slice)
+        return; // inputs, outputs and weights live outside the arena
+      auto step = static_cast<int64_t>(schedule.size() - 1);
+      auto it = current.find(v);
+      if (it == current.end() || (write && !alsoRead)) {
+        current[v] = buffers.size();
+        buffers.push_back({static_cast<int64_t>(slice.getOffset()),
+                           static_cast<int64_t>(slice.getSize()), step, step});
+        return;
+      }
+      buffers[it->second].last = step;
+    };
+    for (Operation &op : plan.getBody().front()) {
+      if (auto l = dyn_cast<LaunchOp>(op)) {
+        schedule.push_back({l.getKernel().str(), static_cast<int64_t>(l.getStream())});
+        auto numInputs = static_cast<size_t>(l.getNumInputs());
+        auto operands = l.getBuffers();
+        auto inputs = operands.take_front(numInputs);
+        for (Value v : inputs)
+          touch(v, /*write=*/false, false);
+        for (Value v : operands.drop_front(numInputs))
+          touch(v, /*write=*/true, llvm::is_contained(inputs, v));
+      } else if (auto c = dyn_cast<CopyOp>(op)) {
+        schedule.push_back({"copy", static_cast<int64_t>(c.getStream())});
+        touch(c.getSource(), /*write=*/false, false);
+        touch(c.getTarget(), /*write=*/true, c.getTarget() == c.getSource());
+      }
+    }
     std::set<int64_t> used;
-    launches = 0;
-    plan.getBody().walk([&](LaunchOp l) {
-      used.insert(static_cast<int64_t>(l.getStream()));
-      ++launches;
-    });
-    plan.getBody().walk([&](CopyOp c) { used.insert(static_cast<int64_t>(c.getStream())); });
+    for (const Step &s : schedule)
+      used.insert(s.stream);
+    launches = static_cast<int64_t>(
+        llvm::count_if(schedule, [](const Step &s) { return s.kernel != "copy"; }));
     streams = static_cast<int64_t>(used.size());
   });
 }
@@ -77,6 +115,13 @@ bool CompileReport::write(const std::string &path, std::string &error) const {
     kernelList.push_back(llvm::json::Object{{"name", name}, {"nodes", std::move(nodeList)}});
     fusedCounts.push_back(static_cast<int64_t>(nodes.size()));
   }
+  llvm::json::Array steps;
+  for (const Step &s : schedule)
+    steps.push_back(llvm::json::Object{{"kernel", s.kernel}, {"stream", s.stream}});
+  llvm::json::Array bufferList;
+  for (const Buffer &b : buffers)
+    bufferList.push_back(llvm::json::Object{
+        {"offset", b.offset}, {"size", b.size}, {"first", b.first}, {"last", b.last}});
   llvm::json::Object phases;
   double total = 0;
   for (const auto &[phase, ms] : phaseMillis) {
@@ -99,6 +144,8 @@ bool CompileReport::write(const std::string &path, std::string &error) const {
       {"code_bytes", codeBytes},
       {"compile_ms", std::move(phases)},
       {"compile_ms_total", total},
+      {"schedule", std::move(steps)},
+      {"buffers", std::move(bufferList)},
   };
   std::error_code ec;
   llvm::raw_fd_ostream os(path, ec);
@@ -107,6 +154,159 @@ bool CompileReport::write(const std::string &path, std::string &error) const {
     return false;
   }
   os << llvm::formatv("{0:2}", llvm::json::Value(std::move(root))) << "\n";
+  return true;
+}
+
+static std::string escapeHtml(llvm::StringRef text) {
+  std::string out;
+  for (char c : text) {
+    switch (c) {
+    case '&': out += "&amp;"; break;
+    case '<': out += "&lt;"; break;
+    case '>': out += "&gt;"; break;
+    case '"': out += "&quot;"; break;
+    default: out += c;
+    }
+  }
+  return out;
+}
+
+static std::string humanBytes(int64_t bytes) {
+  auto b = static_cast<double>(bytes);
+  if (bytes < 10000)
+    return std::to_string(bytes) + " bytes";
+  if (bytes < 1000000)
+    return llvm::formatv("{0:f1} kB", b / 1e3).str();
+  return llvm::formatv("{0:f2} MB", b / 1e6).str();
+}
+
+bool CompileReport::writeHtml(const std::string &path, std::string &error) const {
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec);
+  if (ec) {
+    error = "cannot write " + path + ": " + ec.message();
+    return false;
+  }
+  llvm::StringMap<const std::vector<std::string> *> nodesOf;
+  for (const auto &[name, nodes] : kernels)
+    nodesOf[name] = &nodes;
+  double totalMs = 0;
+  for (const auto &phase : phaseMillis)
+    totalMs += phase.second;
+  int64_t lanes = 0;
+  for (const Step &s : schedule)
+    lanes = std::max(lanes, s.stream + 1);
+  const auto steps = static_cast<int64_t>(schedule.size());
+  // One column per step, 3 to 24 pixels wide, so that ~1,200 pixels hold the schedule.
+  const double colW = std::clamp(1200.0 / std::max<int64_t>(steps, 1), 3.0, 24.0);
+  const double left = 70, width = left + colW * static_cast<double>(steps) + 10;
+
+  os << "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>Kiln: "
+     << escapeHtml(model) << "</title>\n<style>body{font:14px sans-serif;margin:24px;"
+     << "color:#222}table{border-collapse:collapse}td{padding:2px 12px 2px 0}"
+     << "h2{margin-top:28px}.scroll{overflow-x:auto}svg text{font:11px sans-serif}"
+     << "</style></head><body>\n";
+  os << "<h1>" << escapeHtml(model) << " <small>(" << escapeHtml(target)
+     << ")</small></h1>\n<table>\n";
+  auto row = [&](llvm::StringRef key, const std::string &value) {
+    os << "<tr><td>" << key << "</td><td>" << escapeHtml(value) << "</td></tr>\n";
+  };
+  row("ONNX nodes in", std::to_string(nodesIn));
+  row("kernels out", std::to_string(kernels.size()));
+  row("launches", std::to_string(launches));
+  row("streams", std::to_string(streams));
+  row("arena", humanBytes(arenaBytes));
+  row("lower bound (most bytes live at once)", humanBytes(lowerBoundBytes));
+  row("naive (every intermediate its own buffer)", humanBytes(naiveBytes));
+  row("weights", humanBytes(weightBytes));
+  row(target == "cuda" ? "PTX" : "object code", humanBytes(codeBytes));
+  row("compile time", llvm::formatv("{0:f0} ms", totalMs).str());
+  os << "</table>\n";
+
+  // Compile time per phase: one stacked bar.
+  static const char *palette[] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2",
+                                  "#59a14f", "#edc948", "#b07aa1", "#ff9da7"};
+  os << "<h2>Compile time per phase</h2>\n<svg width=\"820\" height=\"60\">\n";
+  double x = 0;
+  for (auto [i, phase] : llvm::enumerate(phaseMillis)) {
+    double w = totalMs > 0 ? 800 * phase.second / totalMs : 0;
+    os << llvm::formatv("<rect x=\"{0:f1}\" y=\"0\" width=\"{1:f1}\" height=\"24\" "
+                        "fill=\"{2}\"><title>{3}: {4:f1} ms</title></rect>\n",
+                        x, w, palette[i % 8], phase.first, phase.second);
+    os << llvm::formatv("<text x=\"{0}\" y=\"44\" fill=\"{1}\">{2} {3:f0} ms</text>\n",
+                        i * 115, palette[i % 8], phase.first, phase.second);
+    x += w;
+  }
+  os << "</svg>\n";
+
+  // Launches per stream, in schedule order.
+  os << "<h2>Launches per stream</h2>\n<p>One column per launch in schedule order; "
+     << "darker kernels fuse more ONNX nodes (hover for them).</p>\n<div class=\"scroll\">"
+     << llvm::formatv("<svg width=\"{0:f0}\" height=\"{1}\">\n", width, 30 * lanes + 24);
+  for (int64_t lane = 0; lane < lanes; ++lane)
+    os << llvm::formatv("<text x=\"0\" y=\"{0}\">stream {1}</text>\n", 30 * lane + 17, lane);
+  for (auto [i, s] : llvm::enumerate(schedule)) {
+    const std::vector<std::string> *nodes = nodesOf.lookup(s.kernel);
+    size_t fused = nodes ? nodes->size() : 0;
+    int light = 85 - static_cast<int>(std::min<size_t>(fused, 8) * 7);
+    std::string tip = s.kernel;
+    if (nodes)
+      for (const std::string &n : *nodes)
+        tip += "\n" + n;
+    os << llvm::formatv("<rect x=\"{0:f1}\" y=\"{1}\" width=\"{2:f1}\" height=\"24\" "
+                        "fill=\"hsl({3},55%,{4}%)\" stroke=\"#fff\" stroke-width=\"0.5\">"
+                        "<title>{5}</title></rect>\n",
+                        left + colW * static_cast<double>(i), 30 * s.stream + 2, colW,
+                        s.kernel == "copy" ? 30 : 210, light, escapeHtml(tip));
+  }
+  os << llvm::formatv("<text x=\"{0}\" y=\"{1}\">launch 0 .. {2}</text>\n", left,
+                      30 * lanes + 18, std::max<int64_t>(steps - 1, 0))
+     << "</svg></div>\n";
+
+  // The arena over the schedule: live bytes per step, then every buffer's place.
+  std::vector<int64_t> live(static_cast<size_t>(steps), 0);
+  for (const Buffer &b : buffers)
+    for (int64_t t = b.first; t <= b.last; ++t)
+      live[static_cast<size_t>(t)] += b.size;
+  const double chartH = 120, mapH = 360;
+  const double scale = static_cast<double>(std::max<int64_t>(arenaBytes, 1));
+  os << "<h2>Arena occupancy</h2>\n<p>Top: bytes live at each launch, with the arena ("
+     << humanBytes(arenaBytes) << ", solid) and the lower bound (" << humanBytes(lowerBoundBytes)
+     << ", dashed). Below: every buffer as its arena range (vertical) over its lifetime "
+     << "(horizontal); buffers stacked at one offset are the reuse.</p>\n<div class=\"scroll\">"
+     << llvm::formatv("<svg width=\"{0:f0}\" height=\"{1:f0}\">\n", width, chartH + mapH + 40);
+  std::string points = llvm::formatv("{0},{1:f1}", left, chartH).str();
+  for (auto [i, bytes] : llvm::enumerate(live)) {
+    double y = chartH - chartH * static_cast<double>(bytes) / scale;
+    double x0 = left + colW * static_cast<double>(i);
+    points += llvm::formatv(" {0:f1},{1:f1} {2:f1},{1:f1}", x0, y, x0 + colW).str();
+  }
+  points += llvm::formatv(" {0:f1},{1:f1}", left + colW * static_cast<double>(steps), chartH);
+  os << "<polygon points=\"" << points << "\" fill=\"#9ecae1\" stroke=\"#3182bd\"/>\n";
+  os << llvm::formatv("<line x1=\"{0}\" x2=\"{1:f0}\" y1=\"0.5\" y2=\"0.5\" stroke=\"#222\"/>"
+                      "<text x=\"0\" y=\"10\">arena</text>\n",
+                      left, width);
+  double lbY = chartH - chartH * static_cast<double>(lowerBoundBytes) / scale;
+  os << llvm::formatv("<line x1=\"{0}\" x2=\"{1:f0}\" y1=\"{2:f1}\" y2=\"{2:f1}\" "
+                      "stroke=\"#d62728\" stroke-dasharray=\"4 3\"/>\n",
+                      left, width, lbY);
+  const double mapTop = chartH + 30;
+  os << llvm::formatv("<rect x=\"{0}\" y=\"{1}\" width=\"{2:f1}\" height=\"{3}\" "
+                      "fill=\"#f4f4f4\"/><text x=\"0\" y=\"{4}\">offset 0</text>"
+                      "<text x=\"0\" y=\"{5}\">{6}</text>\n",
+                      left, mapTop, colW * static_cast<double>(steps), mapH, mapTop + 10,
+                      mapTop + mapH, humanBytes(arenaBytes));
+  for (auto [i, b] : llvm::enumerate(buffers)) {
+    double y = mapTop + mapH * static_cast<double>(b.offset) / scale;
+    double h = std::max(1.0, mapH * static_cast<double>(b.size) / scale);
+    os << llvm::formatv("<rect x=\"{0:f1}\" y=\"{1:f1}\" width=\"{2:f1}\" height=\"{3:f1}\" "
+                        "fill=\"{4}\" fill-opacity=\"0.8\" stroke=\"#fff\" stroke-width=\"0.5\">"
+                        "<title>offset {5}, {6} bytes, launches {7}..{8}</title></rect>\n",
+                        left + colW * static_cast<double>(b.first), y,
+                        colW * static_cast<double>(b.last - b.first + 1), h,
+                        palette[i % 8], b.offset, b.size, b.first, b.last);
+  }
+  os << "</svg></div>\n</body></html>\n";
   return true;
 }
 

@@ -3,7 +3,9 @@
 // What `kiln compile --report report.json` writes: per model, the node count in,
 // kernels out with the ONNX nodes fused into each, streams used, arena bytes next
 // to the live lower bound and the naive sum of all intermediates, weight bytes, the
-// size of the target's code, and the compile time of every phase.
+// size of the target's code, and the compile time of every phase. The same as a
+// picture (`--report-html`): the launches per stream in schedule order and the arena's
+// occupancy over that schedule (every buffer as offset x lifetime, live bytes per step).
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_COMPILER_PIPELINE_REPORT_H
@@ -32,12 +34,26 @@ struct CompileReport {
   int64_t codeBytes = 0; // object (host) or PTX (cuda)
   std::vector<std::pair<std::string, double>> phaseMillis;
 
+  /// The plan's launches (and copies) in schedule order.
+  struct Step {
+    std::string kernel; // "copy" for a copy
+    int64_t stream = 0;
+  };
+  std::vector<Step> schedule;
+  /// Every arena buffer: where it lives and the first and last step that touch it.
+  struct Buffer {
+    int64_t offset = 0, size = 0, first = 0, last = 0;
+  };
+  std::vector<Buffer> buffers;
+
   /// After the kernels phase: the kernels and the nodes inside each.
   void collectKernels(mlir::ModuleOp module);
   /// After the plan phase: streams, launches, memory figures.
   void collectPlan(mlir::ModuleOp module);
   /// Writes the report as JSON; false with `error` on I/O failure.
   bool write(const std::string &path, std::string &error) const;
+  /// Writes the report as one self-contained HTML page (inline SVG, no scripts).
+  bool writeHtml(const std::string &path, std::string &error) const;
 };
 
 } // namespace kiln

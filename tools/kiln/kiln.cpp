@@ -294,6 +294,7 @@ struct CompileCommandOptions {
   bool printWeights = false;
   bool noFuse = false;
   std::string report;
+  std::string reportHtml;
 };
 
 int runCompile(const CommonOptions &common, const CompileCommandOptions &o) {
@@ -314,8 +315,8 @@ int runCompile(const CommonOptions &common, const CompileCommandOptions &o) {
     return reportError("compile needs -o DIR for the artifacts (or --compile-to "
                        "PHASE to print IR)");
 
-  if (!o.report.empty() && *phase != kiln::Phase::Emit)
-    return reportError("--report needs a full compile (no --compile-to)");
+  if ((!o.report.empty() || !o.reportHtml.empty()) && *phase != kiln::Phase::Emit)
+    return reportError("--report and --report-html need a full compile (no --compile-to)");
   auto start = std::chrono::steady_clock::now();
   std::string error;
   onnx::ModelProto model;
@@ -399,6 +400,8 @@ int runCompile(const CommonOptions &common, const CompileCommandOptions &o) {
     report.codeBytes = static_cast<int64_t>(objectSize);
   if (!o.report.empty() && !report.write(o.report, error))
     return reportError(error);
+  if (!o.reportHtml.empty() && !report.writeHtml(o.reportHtml, error))
+    return reportError(error);
   return 0;
 }
 
@@ -450,6 +453,8 @@ int main(int argc, char **argv) {
                        "One op per kernel (no elementwise fusion), for comparison");
   compileCmd->add_option("--report", compileOptions.report,
                          "Write the compile report (kernels, memory, phase times) as JSON");
+  compileCmd->add_option("--report-html", compileOptions.reportHtml,
+                         "Write the report as a page: launches per stream, arena occupancy");
   compileCmd->add_flag("--print-weights", compileOptions.printWeights,
                        "With --compile-to: print large constants in full");
 
