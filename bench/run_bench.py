@@ -1,16 +1,22 @@
 #!/usr/bin/python3
 """Kiln's benchmark: compile the zoo, time it next to PyTorch, print one table.
 
-For each model exported by models/export_zoo.py (ONNX + reference input/output):
-compile for the host with `kiln compile --report`, check the output against PyTorch's
-reference, time `kiln bench` and PyTorch CPU eager on the same input in the same run,
-and print: compile time, kernels, arena vs lower bound, Kiln and PyTorch latency and
-their ratio. With --write, the table goes to docs/results/DATE-bench-host.md.
+For each model (and batch size) exported by models/export_zoo.py (ONNX + reference
+input/output; exported here when missing): compile for the host with `kiln compile
+--report --report-html`, check the output against PyTorch's reference, time `kiln bench`
+and PyTorch CPU eager on the same input in the same run, and print: compile time,
+kernels, arena vs lower bound, Kiln and PyTorch latency and their ratio.
 
-Needs Debian's python3-torch and python3-torchvision (to re-create the models for
-PyTorch timing). CUDA columns come with the CUDA target.
+On a machine where torch sees a GPU (and unless --no-cuda), also: compile for cuda,
+check the output there, time `kiln bench` on the cuda artifact and PyTorch eager and
+torch.compile (PyTorch >= 2) on the same GPU in the same run (CUDA events around each
+call after warm-up; p50), with the ratios.
 
-usage: bench/run_bench.py --kiln build/bin/kiln [--zoo build/models] [--write]
+With --write, the table goes to docs/results/DATE-bench-host.md (DATE-bench-cuda.md with
+the CUDA columns) and the compile reports to docs/results/DATE-reports/. Latency is p50
+over --iterations timed runs after warm-up.
+
+usage: bench/run_bench.py --kiln build/bin/kiln [--zoo build/models] [--batch 1 8] [--write]
 """
 import argparse
 import datetime
@@ -18,6 +24,7 @@ import json
 import os
 import platform
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -26,78 +33,140 @@ import time
 import numpy as np
 import torch
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "models"))
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+sys.path.insert(0, os.path.join(ROOT, "models"))
 import export_zoo  # noqa: E402
 
 
-def torch_latency(name, batch, example, iterations):
-    torch.manual_seed(0)
-    model, _ = export_zoo.build(name, batch)
-    model.eval()
-    x = torch.from_numpy(example)
+def torch_latency(model, x, iterations, device):
+    """p50 milliseconds of model(x) on `device` after two warm-up calls."""
     with torch.no_grad():
         for _ in range(2):
             model(x)
         times = []
         for _ in range(iterations):
-            t0 = time.perf_counter()
-            model(x)
-            times.append((time.perf_counter() - t0) * 1000)
+            if device == "cuda":
+                start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                start.record()
+                model(x)
+                end.record()
+                torch.cuda.synchronize()
+                times.append(start.elapsed_time(end))
+            else:
+                t0 = time.perf_counter()
+                model(x)
+                times.append((time.perf_counter() - t0) * 1000)
     return float(np.median(times))
+
+
+def kiln_compile(kiln, onnx_path, out, target, extra):
+    t0 = time.time()
+    subprocess.run([kiln, "compile", onnx_path, "--target", target, "--emit", "lib", "-o", out]
+                   + extra, check=True)
+    return time.time() - t0
+
+
+def kiln_check(kiln, out, base):
+    """Max error relative to the reference's scale of the artifact's output."""
+    p = subprocess.run([kiln, "run", out, "--input", base + ".input.npy",
+                        "--output-dir", os.path.join(out, "res")],
+                       check=True, capture_output=True, text=True)
+    got = np.load(p.stdout.splitlines()[0].split(": ", 1)[1].strip())
+    ref = np.load(base + ".output.npy")
+    return float(np.abs(got.astype(np.float64) - ref).max() / max(np.abs(ref).max(), 1e-30))
+
+
+def kiln_latency(kiln, out, iterations):
+    b = subprocess.run([kiln, "bench", out, "--iterations", str(iterations), "--warmup", "2"],
+                       check=True, capture_output=True, text=True).stdout
+    return float(re.search(r"p50 ([0-9.]+)", b).group(1))
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--kiln", required=True)
-    ap.add_argument("--zoo", default=os.path.join(os.path.dirname(__file__), "..", "build", "models"))
+    ap.add_argument("--zoo", default=os.path.join(ROOT, "build", "models"))
     ap.add_argument("--iterations", type=int, default=5)
+    ap.add_argument("--batch", type=int, nargs="+", default=[1])
+    ap.add_argument("--no-cuda", action="store_true", help="host columns only")
     ap.add_argument("--write", action="store_true")
-    ap.add_argument("models", nargs="*", default=["resnet50", "mobilenet_v2", "inception_v3",
-                                                  "squeezenet1_1", "transformer_encoder"])
+    ap.add_argument("models", nargs="*", default=export_zoo.MODELS)
     args = ap.parse_args()
-    subprocess.run([sys.executable, os.path.join(os.path.dirname(export_zoo.__file__), "export_zoo.py"),
-                    "--out", args.zoo] + args.models, check=True, stdout=subprocess.DEVNULL)
+    subprocess.run([sys.executable, os.path.join(ROOT, "models", "export_zoo.py"), "--out", args.zoo,
+                    "--batch"] + [str(b) for b in args.batch] + ["--"] + args.models,
+                   check=True, stdout=subprocess.DEVNULL)
+    cuda = not args.no_cuda and torch.cuda.is_available()
     torch.set_num_threads(os.cpu_count())
+    day = datetime.date.today().isoformat()
+    reports = os.path.join(ROOT, "docs", "results", f"{day}-reports") if args.write \
+        else tempfile.mkdtemp(prefix="kiln-reports-")
+    os.makedirs(reports, exist_ok=True)
     rows = []
     with tempfile.TemporaryDirectory() as work:
         for name in args.models:
-            onnx_path = os.path.join(args.zoo, name + ".onnx")
-            out = os.path.join(work, name)
-            report = os.path.join(work, name + ".json")
-            t0 = time.time()
-            subprocess.run([args.kiln, "compile", onnx_path, "--emit", "lib", "-o", out,
-                            "--report", report], check=True)
-            compile_s = time.time() - t0
-            r = json.load(open(report))
-            p = subprocess.run([args.kiln, "run", out, "--input", os.path.join(args.zoo, name + ".input.npy"),
-                                "--output-dir", os.path.join(out, "res")],
-                               check=True, capture_output=True, text=True)
-            got = np.load(p.stdout.split(": ", 1)[1].strip())
-            ref = np.load(os.path.join(args.zoo, name + ".output.npy"))
-            rel = float(np.abs(got - ref).max() / max(np.abs(ref).max(), 1e-30))
-            b = subprocess.run([args.kiln, "bench", out, "--iterations", str(args.iterations),
-                                "--warmup", "1"], check=True, capture_output=True, text=True).stdout
-            kiln_ms = float(re.search(r"p50 ([0-9.]+)", b).group(1))
-            example = np.load(os.path.join(args.zoo, name + ".input.npy"))
-            torch_ms = torch_latency(name, example.shape[0], example, args.iterations)
-            rows.append((name, compile_s, r["kernels_out"], r["nodes_in"], r["arena_bytes"],
-                         r["lower_bound_bytes"], rel, kiln_ms, torch_ms))
+            for batch in args.batch:
+                stem = export_zoo.file_name(name, batch, False)
+                base = os.path.join(args.zoo, stem)
+                out = os.path.join(work, stem)
+                report = os.path.join(reports, stem + ".json")
+                compile_s = kiln_compile(args.kiln, base + ".onnx", out, "host",
+                                         ["--report", report,
+                                          "--report-html", os.path.join(reports, stem + ".html")])
+                r = json.load(open(report))
+                row = {"model": stem, "compile_s": compile_s, "nodes": r["nodes_in"],
+                       "kernels": r["kernels_out"], "arena": r["arena_bytes"],
+                       "lower_bound": r["lower_bound_bytes"], "rel": kiln_check(args.kiln, out, base),
+                       "kiln_ms": kiln_latency(args.kiln, out, args.iterations)}
+                shutil.rmtree(out)
+                torch.manual_seed(0)
+                model, _ = export_zoo.build(name, batch)
+                model.eval()
+                x = torch.from_numpy(np.load(base + ".input.npy"))
+                row["torch_ms"] = torch_latency(model, x, args.iterations, "cpu")
+                if cuda:
+                    row["cuda_compile_s"] = kiln_compile(args.kiln, base + ".onnx", out, "cuda",
+                                                         ["--gpu-arch", "sm_90"])
+                    row["cuda_rel"] = kiln_check(args.kiln, out, base)
+                    row["kiln_cuda_ms"] = kiln_latency(args.kiln, out, args.iterations)
+                    shutil.rmtree(out)
+                    model, x = model.cuda(), x.cuda()
+                    row["eager_ms"] = torch_latency(model, x, args.iterations, "cuda")
+                    row["compiled_ms"] = (torch_latency(torch.compile(model), x, args.iterations, "cuda")
+                                          if hasattr(torch, "compile") else float("nan"))
+                rows.append(row)
+                print(json.dumps(row), flush=True)
+
     header = ("| model | compile s | nodes → kernels | arena MB (lower bound) | rel err | "
-              "kiln host ms | PyTorch CPU ms | kiln / PyTorch |\n|---|---|---|---|---|---|---|---|\n")
-    table = header + "".join(
-        f"| {n} | {c:.1f} | {nodes} → {k} | {a / 1e6:.2f} ({lb / 1e6:.2f}) | {e:.1e} | "
-        f"{km:.1f} | {tm:.1f} | {km / tm:.2f} |\n"
-        for n, c, k, nodes, a, lb, e, km, tm in rows)
+              "kiln host ms | PyTorch CPU ms | kiln / PyTorch |")
+    rule = "|---|---|---|---|---|---|---|---|"
+    if cuda:
+        header += " cuda compile s | cuda rel err | kiln cuda ms | eager ms | torch.compile ms | kiln / eager | kiln / compile |"
+        rule += "---|---|---|---|---|---|---|"
+    lines = [header, rule]
+    for r in rows:
+        line = (f"| {r['model']} | {r['compile_s']:.1f} | {r['nodes']} → {r['kernels']} | "
+                f"{r['arena'] / 1e6:.2f} ({r['lower_bound'] / 1e6:.2f}) | {r['rel']:.1e} | "
+                f"{r['kiln_ms']:.1f} | {r['torch_ms']:.1f} | {r['kiln_ms'] / r['torch_ms']:.2f} |")
+        if cuda:
+            line += (f" {r['cuda_compile_s']:.1f} | {r['cuda_rel']:.1e} | {r['kiln_cuda_ms']:.3f} | "
+                     f"{r['eager_ms']:.3f} | {r['compiled_ms']:.3f} | "
+                     f"{r['kiln_cuda_ms'] / r['eager_ms']:.2f} | {r['kiln_cuda_ms'] / r['compiled_ms']:.2f} |")
+        lines.append(line)
+    table = "\n".join(lines) + "\n"
     print(table)
     if args.write:
-        day = datetime.date.today().isoformat()
-        path = os.path.join(os.path.dirname(__file__), "..", "docs", "results", f"{day}-bench-host.md")
+        kind = "cuda" if cuda else "host"
+        path = os.path.join(ROOT, "docs", "results", f"{day}-bench-{kind}.md")
+        gpu = f"; GPU {torch.cuda.get_device_name()}" if cuda else ""
         with open(path, "w") as f:
-            f.write(f"# Host benchmark, {day}\n\nMachine: {platform.machine()}, {os.cpu_count()} cores, "
-                    f"{platform.platform()}; PyTorch {torch.__version__} ({torch.get_num_threads()} threads), "
-                    "batch 1, p50 of the timed runs, same process run.\n\n"
-                    f"Command: `bench/run_bench.py --kiln {args.kiln} --iterations {args.iterations} --write`\n\n")
+            f.write(f"# {'CUDA and host' if cuda else 'Host'} benchmark, {day}\n\n"
+                    f"Machine: {platform.machine()}, {os.cpu_count()} cores, {platform.platform()}{gpu}; "
+                    f"PyTorch {torch.__version__} ({torch.get_num_threads()} threads); p50 of "
+                    f"{args.iterations} timed runs after warm-up, Kiln and PyTorch in the same run.\n\n"
+                    f"Command: `bench/run_bench.py --kiln {args.kiln} --iterations {args.iterations} "
+                    f"--batch {' '.join(map(str, args.batch))} --write`\n\n"
+                    f"Compile reports (JSON and HTML) per model: {day}-reports/.\n\n")
             f.write(table)
         print(f"written to {path}")
     return 0

@@ -13,6 +13,7 @@ architecture, fewer blocks, narrower, lower resolution).
 usage: models/export_zoo.py [--out DIR] [--opset N] [--batch B ...] [--reduced] [--force] [NAME ...]
 """
 import argparse
+import inspect
 import json
 import os
 import sys
@@ -176,9 +177,12 @@ def export(name, batch, reduced, out, opset, force):
     model.eval()
     start = time.time()
     with torch.no_grad():
+        # The TorchScript exporter: newer PyTorch (2.9+) defaults to the dynamo one.
+        legacy = {"dynamo": False} if "dynamo" in inspect.signature(torch.onnx.export).parameters \
+            else {}
         torch.onnx.export(model, example, path, opset_version=opset,
                           input_names=["input"], output_names=["output"],
-                          do_constant_folding=True)
+                          do_constant_folding=True, **legacy)
         reference = model(example)
     if isinstance(reference, (tuple, list)) or hasattr(reference, "logits"):
         reference = reference[0] if isinstance(reference, (tuple, list)) else reference.logits
