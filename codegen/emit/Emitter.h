@@ -23,6 +23,7 @@ struct EmitOptions {
   std::string ptx;           // cuda: the kernels' PTX
   bool cudaGraph = false;    // cuda: capture a run as a CUDA graph, replay it
   bool buildLibrary = false; // also link libmodel.so
+  bool embedWeights = false; // model_weights.S: the weights built into the model
   std::string compiler = "c++";
   std::string runtimeIncludeDir;
   std::string runtimeLibrary;

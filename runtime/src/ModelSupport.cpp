@@ -30,30 +30,66 @@ Status AlignedBuffer::allocate(size_t bytes) {
   return Status::ok();
 }
 
+/// Checks a weights header against the model; the payload's checksum in `checksum`.
+static Status checkWeightsHeader(const char *header, const std::string &what,
+                                 uint64_t expectedBytes, uint64_t &checksum) {
+  if (std::memcmp(header, kWeightsMagic, 8) != 0)
+    return Status::error(what + ": not a Kiln weights file");
+  uint64_t bytes;
+  std::memcpy(&bytes, header + 8, 8);
+  std::memcpy(&checksum, header + 16, 8);
+  if (bytes != expectedBytes)
+    return Status::error(what + ": holds " + std::to_string(bytes) +
+                         " bytes of weights, the model needs " +
+                         std::to_string(expectedBytes) + " (from another model?)");
+  return Status::ok();
+}
+
+static Status checkWeightsPayload(const AlignedBuffer &out, uint64_t bytes, uint64_t checksum,
+                                  uint64_t expectedChecksum, const std::string &what) {
+  if (checksum != expectedChecksum || fnv1a64(out.data.get(), bytes) != checksum)
+    return Status::error(what + ": weights checksum mismatch (corrupt or from another model)");
+  return Status::ok();
+}
+
 Status loadWeights(const std::string &path, uint64_t expectedBytes,
                    uint64_t expectedChecksum, AlignedBuffer &out) {
   if (Status s = out.allocate(expectedBytes); !s)
     return s;
   if (expectedBytes == 0)
     return Status::ok();
+  if (path.empty())
+    return Status::error("no weights file given (a model compiled with --embed-weights "
+                         "needs none)");
   std::ifstream in(path, std::ios::binary);
   if (!in)
     return Status::error(path + ": cannot open the weights file");
   char header[kWeightsHeaderBytes];
-  if (!in.read(header, sizeof header) || std::memcmp(header, kWeightsMagic, 8) != 0)
+  if (!in.read(header, sizeof header))
     return Status::error(path + ": not a Kiln weights file");
-  uint64_t bytes, checksum;
-  std::memcpy(&bytes, header + 8, 8);
-  std::memcpy(&checksum, header + 16, 8);
-  if (bytes != expectedBytes)
-    return Status::error(path + ": holds " + std::to_string(bytes) +
-                         " bytes of weights, the model needs " +
-                         std::to_string(expectedBytes) + " (from another model?)");
-  if (!in.read(out.data.get(), static_cast<std::streamsize>(bytes)))
+  uint64_t checksum;
+  if (Status s = checkWeightsHeader(header, path, expectedBytes, checksum); !s)
+    return s;
+  if (!in.read(out.data.get(), static_cast<std::streamsize>(expectedBytes)))
     return Status::error(path + ": truncated weights file");
-  if (checksum != expectedChecksum || fnv1a64(out.data.get(), bytes) != checksum)
-    return Status::error(path + ": weights checksum mismatch (corrupt or from another model)");
-  return Status::ok();
+  return checkWeightsPayload(out, expectedBytes, checksum, expectedChecksum, path);
+}
+
+Status loadWeightsImage(const char *image, uint64_t size, const std::string &what,
+                        uint64_t expectedBytes, uint64_t expectedChecksum, AlignedBuffer &out) {
+  if (Status s = out.allocate(expectedBytes); !s)
+    return s;
+  if (expectedBytes == 0)
+    return Status::ok();
+  uint64_t checksum;
+  if (size < kWeightsHeaderBytes)
+    return Status::error(what + ": not a Kiln weights file");
+  if (Status s = checkWeightsHeader(image, what, expectedBytes, checksum); !s)
+    return s;
+  if (size - kWeightsHeaderBytes < expectedBytes)
+    return Status::error(what + ": truncated weights image");
+  std::memcpy(out.data.get(), image + kWeightsHeaderBytes, expectedBytes);
+  return checkWeightsPayload(out, expectedBytes, checksum, expectedChecksum, what);
 }
 
 static std::string shapeText(int32_t rank, const int64_t *shape) {

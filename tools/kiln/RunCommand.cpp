@@ -74,13 +74,16 @@ struct ModelLibrary {
         !sym(inputInfo, "kiln_model_input_info") ||
         !sym(outputInfo, "kiln_model_output_info") || !sym(run, "kiln_model_run"))
       return false;
-    model = create((dir + "/model.weights").c_str());
+    // Without model.weights, a model compiled with --embed-weights uses its own.
+    std::string weights = dir + "/model.weights";
+    bool haveFile = std::filesystem::exists(weights);
+    model = create(haveFile ? weights.c_str() : nullptr);
     if (!model) {
       err = "out of memory creating the model";
       return false;
     }
     if (const char *e = error(model)) {
-      err = e;
+      err = haveFile ? e : weights + " is missing: " + e;
       return false;
     }
     return true;

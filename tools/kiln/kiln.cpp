@@ -291,6 +291,7 @@ struct CompileCommandOptions {
   std::string cpu = "native";
   std::string gpuArch = "sm_80";
   bool cudaGraph = false;
+  bool embedWeights = false;
   bool printWeights = false;
   bool noFuse = false;
   std::string report;
@@ -380,6 +381,7 @@ int runCompile(const CommonOptions &common, const CompileCommandOptions &o) {
   emit.outputDir = o.output;
   emit.cuda = *target == kiln::Target::Cuda;
   emit.cudaGraph = o.cudaGraph;
+  emit.embedWeights = o.embedWeights;
   emit.objectFile = o.output + "/model.o";
   emit.buildLibrary = o.emit == "lib";
   emit.runtimeIncludeDir = KILN_RUNTIME_INCLUDE_DIR;
@@ -445,6 +447,9 @@ int main(int argc, char **argv) {
                          "sm_86, sm_89, sm_90");
   compileCmd->add_flag("--cuda-graph", compileOptions.cudaGraph,
                        "cuda: capture a whole run as a CUDA graph, replay it on later runs");
+  compileCmd->add_flag("--embed-weights", compileOptions.embedWeights,
+                       "Build the weights into the model (model_weights.S); create it "
+                       "with no weights path");
   compileCmd->add_option("--emit", compileOptions.emit,
                          "src: model.h/.cpp/.o/.weights; lib: also libmodel.so");
   compileCmd->add_option("--cpu", compileOptions.cpu,

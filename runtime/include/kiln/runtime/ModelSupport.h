@@ -41,6 +41,11 @@ struct AlignedBuffer {
 Status loadWeights(const std::string &path, uint64_t expectedBytes,
                    uint64_t expectedChecksum, AlignedBuffer &out);
 
+/// The same for a weights image in memory (`size` bytes: header and payload), e.g. one
+/// built into the model with `kiln compile --embed-weights`; `what` names it in errors.
+Status loadWeightsImage(const char *image, uint64_t size, const std::string &what,
+                        uint64_t expectedBytes, uint64_t expectedChecksum, AlignedBuffer &out);
+
 /// Checks `given` against `expected` (count, dtypes, ranks, shapes, non-null data).
 Status checkTensors(const char *what, const kiln_tensor *given, int32_t count,
                     const kiln_tensor_info *expected, int32_t expectedCount);

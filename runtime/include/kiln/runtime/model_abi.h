@@ -51,8 +51,10 @@ typedef struct {
   const int64_t *shape;
 } kiln_tensor_info;
 
-/* Loads the weights and allocates the arena. Returns NULL only when memory for
- * the model object itself cannot be allocated; otherwise check kiln_model_error. */
+/* Loads the weights and allocates the arena. `weights_path` NULL or "": the weights
+ * built into the model (`kiln compile --embed-weights`; an error for a model
+ * compiled without). Returns NULL only when memory for the model object itself
+ * cannot be allocated; otherwise check kiln_model_error. */
 kiln_model *kiln_model_create(const char *weights_path);
 void kiln_model_destroy(kiln_model *model);
 
