@@ -1,31 +1,41 @@
 #!/usr/bin/env python3
 """Kiln's GPU check: one prepared command for a machine lent a GPU.
 
-The device machine has CUDA, a C++ compiler, python with numpy and onnx, but no
-LLVM/MLIR, so Kiln itself cannot run there. The work is split:
+The device machine has CUDA, a C++ compiler, python with numpy, onnx and torch, but no
+LLVM/MLIR. The work is split:
 
   prepare OUT   (here, with the compiler) compiles every node test that passes on
-                host for --target cuda (model.cpp, model.ptx, model.weights), copies
-                its test data sets and the runtime's sources into OUT (kept small:
-                the device tool carries at most 64 MiB).
+                host for --target cuda (model.cpp, model.ptx, model.weights) and copies
+                its test data sets and the runtime's sources into OUT; with --bundle it
+                also packs a self-contained kiln (kiln-static: MLIR/LLVM linked in, plus
+                the shared libraries it still needs and their loader, ~17 MB as
+                kiln-bundle.tar.xz) and the zoo exporter, so that the full-size zoo can
+                be exported and compiled there (the device tool carries at most 64 MiB,
+                too little for the models themselves).
   run OUT       (on the device) builds kiln_runtime and each model's libmodel.so with
-                the local C++ compiler, runs every data set through the C ABI
-                (ctypes), compares with the ONNX backend's rules (rtol 1e-3, atol
-                1e-7; exact for integers), prints a table and writes OUT/results.txt.
+                the local C++ compiler, runs every conformance data set through the C
+                ABI (ctypes), compares with the ONNX backend's rules (rtol 1e-3, atol
+                1e-7; exact for integers); then, when OUT has the bundle, exports the
+                zoo with the device's PyTorch, compiles it with the bundled kiln, runs
+                each model on PyTorch's CUDA tensors and stream (kiln_model_run_device),
+                compares with PyTorch's reference (max error relative to its scale,
+                1e-4) and times Kiln, PyTorch eager and torch.compile on the same GPU
+                (CUDA events, p50 after warm-up). Prints a table, writes OUT/results.txt.
 
 `run` works against the mock driver too (KILN_CUDA_DRIVER=.../libkiln_mock_cuda.so),
-which checks every launch but computes nothing: a dry run of the whole procedure.
-Full-size zoo models need a self-contained kiln on the device (not built yet); the
-zoo's PTX is checked here by tests/ptx/ptx_check.py.
+which checks every launch but computes nothing: a dry run of the whole procedure
+(values differ, as expected, and nothing is timed).
 """
 import argparse
 import concurrent.futures
 import ctypes
 import glob
+import json
 import os
 import shutil
 import subprocess
 import sys
+import tarfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -33,10 +43,56 @@ DTYPES = {1: "float32", 2: "uint8", 3: "int8", 4: "uint16", 5: "int16", 6: "int3
           7: "int64", 9: "bool", 10: "float16", 11: "float64", 12: "uint32", 13: "uint64"}
 
 
+def make_bundle(args):
+    """Builds kiln-static and packs it with its shared libraries and their loader into
+    OUT/kiln-bundle.tar.xz; `kiln/kiln` in it runs the compiler through that loader, so
+    the device's own libraries do not matter. Checked here before packing: the bundle
+    compiles the tiny model with an empty environment."""
+    build = args.build or os.path.dirname(os.path.dirname(os.path.abspath(args.kiln)))
+    subprocess.run(["cmake", "--build", build, "--target", "kiln-static"], check=True)
+    stage = os.path.join(args.out, "kiln")
+    shutil.rmtree(stage, ignore_errors=True)
+    os.makedirs(os.path.join(stage, "lib"))
+    os.makedirs(os.path.join(stage, "bin"))
+    binary = os.path.join(stage, "bin", "kiln")
+    subprocess.run(["strip", "-o", binary, os.path.join(build, "bin", "kiln-static")], check=True)
+    loader = None
+    for line in subprocess.run(["ldd", binary], check=True, capture_output=True,
+                               text=True).stdout.splitlines():
+        parts = line.split()
+        path = parts[2] if len(parts) >= 3 and parts[1] == "=>" else parts[0]
+        if not os.path.isabs(path):
+            continue  # linux-vdso
+        shutil.copy(os.path.realpath(path), os.path.join(stage, "lib", os.path.basename(path)))
+        if "ld-linux" in path:
+            loader = os.path.basename(path)
+    with open(os.path.join(stage, "kiln"), "w") as f:
+        f.write('#!/bin/sh\n# The bundled kiln, through the bundled loader and libraries.\n'
+                'd=$(dirname "$(readlink -f "$0")")\n'
+                f'exec "$d/lib/{loader}" --library-path "$d/lib" "$d/bin/kiln" "$@"\n')
+    os.chmod(os.path.join(stage, "kiln"), 0o755)
+    tiny = os.path.join(ROOT, "models", "tiny", "tiny_cnn.onnx")
+    check = os.path.join(args.out, "bundle-check")
+    subprocess.run(["env", "-i", os.path.join(stage, "kiln"), "compile", tiny, "--input-shape",
+                    "input=1x1x10x10", "--target", "cuda", "-o", check], check=True)
+    shutil.rmtree(check)
+    with tarfile.open(os.path.join(args.out, "kiln-bundle.tar.xz"), "w:xz") as tar:
+        tar.add(stage, arcname="kiln")
+    shutil.rmtree(stage)
+    os.makedirs(os.path.join(args.out, "models"), exist_ok=True)
+    shutil.copy(os.path.join(ROOT, "models", "export_zoo.py"), os.path.join(args.out, "models"))
+    size = os.path.getsize(os.path.join(args.out, "kiln-bundle.tar.xz"))
+    print(f"bundle: {args.out}/kiln-bundle.tar.xz ({size / 1e6:.1f} MB)")
+
+
 def prepare(args):
     os.makedirs(args.out, exist_ok=True)
     shutil.copytree(os.path.join(ROOT, "runtime"), os.path.join(args.out, "runtime"),
                     dirs_exist_ok=True)
+    if args.bundle:
+        make_bundle(args)
+    if args.no_conformance:
+        return 0
     names = []
     with open(args.expectations) as f:
         for line in f:
@@ -87,30 +143,53 @@ def build_runtime(out, cxx):
     return lib
 
 
-def run_test(test, runtime, cxx):
-    import numpy as np
-    import onnx
-    from onnx import numpy_helper
-    name = os.path.basename(test)
-    lib = os.path.join(test, "libmodel.so")
+def build_model(model_dir, runtime, cxx):
+    """Builds MODEL_DIR/libmodel.so from the generated model.cpp; None or the error."""
     r = subprocess.run([cxx, "-std=c++17", "-O1", "-fPIC", "-shared", "-fvisibility=hidden",
                         "-I", os.path.join(os.path.dirname(runtime), "runtime", "include"),
-                        "-I", test, os.path.join(test, "model.cpp"), runtime, "-ldl",
-                        "-o", lib], capture_output=True, text=True)
-    if r.returncode != 0:
-        return name, "fail", "build: " + r.stderr.strip()[:200], 0.0
-    m = ctypes.CDLL(lib)
+                        "-I", model_dir, os.path.join(model_dir, "model.cpp"), runtime, "-ldl",
+                        "-o", os.path.join(model_dir, "libmodel.so")], capture_output=True, text=True)
+    return None if r.returncode == 0 else "build: " + r.stderr.strip()[:200]
+
+
+def load_model(model_dir):
+    """(library, model handle, error) for MODEL_DIR's libmodel.so and weights."""
+    m = ctypes.CDLL(os.path.join(model_dir, "libmodel.so"))
     m.kiln_model_create.restype = ctypes.c_void_p
     m.kiln_model_error.restype = ctypes.c_char_p
     m.kiln_model_error.argtypes = [ctypes.c_void_p]
     m.kiln_model_run.argtypes = [ctypes.c_void_p, ctypes.POINTER(Tensor), ctypes.c_int32,
                                  ctypes.POINTER(Tensor), ctypes.c_int32]
+    m.kiln_model_run_device.argtypes = [ctypes.c_void_p, ctypes.POINTER(Tensor), ctypes.c_int32,
+                                        ctypes.POINTER(Tensor), ctypes.c_int32, ctypes.c_void_p]
     m.kiln_model_output_info.argtypes = [ctypes.c_void_p, ctypes.c_int32, ctypes.POINTER(Info)]
     m.kiln_model_num_outputs.argtypes = [ctypes.c_void_p]
-    model = m.kiln_model_create(os.path.join(test, "model.weights").encode())
+    model = m.kiln_model_create(os.path.join(model_dir, "model.weights").encode())
     err = m.kiln_model_error(model)
-    if err:
-        return name, "fail", "load: " + err.decode(), 0.0
+    return m, model, ("load: " + err.decode()) if err else None
+
+
+def output_shapes(m, model):
+    """[(shape, numpy dtype name)] of the model's outputs."""
+    shapes = []
+    for i in range(m.kiln_model_num_outputs(model)):
+        info = Info()
+        m.kiln_model_output_info(model, i, ctypes.byref(info))
+        shapes.append(([info.shape[d] for d in range(info.rank)], DTYPES[info.dtype]))
+    return shapes
+
+
+def run_test(test, runtime, cxx):
+    import numpy as np
+    import onnx
+    from onnx import numpy_helper
+    name = os.path.basename(test)
+    error = build_model(test, runtime, cxx)
+    if error:
+        return name, "fail", error, 0.0
+    m, model, error = load_model(test)
+    if error:
+        return name, "fail", error, 0.0
     nout = m.kiln_model_num_outputs(model)
     seconds = 0.0
     for ds in sorted(glob.glob(os.path.join(test, "test_data_set_*"))):
@@ -130,12 +209,7 @@ def run_test(test, runtime, cxx):
             keep.append(shape)
             code = {v: k for k, v in DTYPES.items()}[str(a.dtype)]
             return Tensor(code, a.ndim, shape, a.ctypes.data)
-        outs = []
-        for i in range(nout):
-            info = Info()
-            m.kiln_model_output_info(model, i, ctypes.byref(info))
-            outs.append(np.zeros([info.shape[d] for d in range(info.rank)],
-                                 dtype=DTYPES[info.dtype]))
+        outs = [np.zeros(shape, dtype=dtype) for shape, dtype in output_shapes(m, model)]
         tin = (Tensor * max(1, len(ins)))(*[tensor(a) for a in ins])
         tout = (Tensor * max(1, nout))(*[tensor(a) for a in outs])
         start = time.perf_counter()
@@ -154,23 +228,150 @@ def run_test(test, runtime, cxx):
     return name, "pass", "", seconds
 
 
+def cuda_p50(fn, iterations):
+    """p50 milliseconds of fn() on PyTorch's current stream, CUDA events around each call,
+    after three warm-up calls."""
+    import torch
+    for _ in range(3):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(iterations):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end))
+    return sorted(times)[len(times) // 2]
+
+
+def run_zoo_model(args, kiln, zoo, name, runtime, cxx):
+    """One zoo model: export (device PyTorch), compile (bundled kiln), build, run on
+    PyTorch's CUDA tensors and stream, compare, time next to eager and torch.compile."""
+    import numpy as np
+    import torch
+    sys.path.insert(0, os.path.join(args.out, "models"))
+    import export_zoo
+    row = {"model": name}
+    export_zoo.export(name, 1, False, zoo, 17, False)
+    out = os.path.join(zoo, name + ".cuda")
+    t0 = time.time()
+    r = subprocess.run([kiln, "compile", os.path.join(zoo, name + ".onnx"), "--target", "cuda",
+                        "--gpu-arch", args.gpu_arch, "-o", out, "--report", out + ".json"],
+                       capture_output=True, text=True)
+    row["compile_s"] = time.time() - t0
+    if r.returncode != 0:
+        return dict(row, status="fail", detail="compile: " + r.stderr.strip()[:200])
+    error = build_model(out, runtime, cxx)
+    m, model, error = (None, None, error) if error else load_model(out)
+    if error:
+        return dict(row, status="fail", detail=error)
+    x = np.load(os.path.join(zoo, name + ".input.npy"))
+    ref = np.load(os.path.join(zoo, name + ".output.npy"))
+    gpu = torch.cuda.is_available()
+    device = "cuda" if gpu else "cpu"
+    xin = torch.from_numpy(x).to(device)
+    outs = [torch.empty(shape, dtype=getattr(torch, dtype), device=device)
+            for shape, dtype in output_shapes(m, model)]
+    keep = []
+
+    def tensor(t):
+        shape = (ctypes.c_int64 * max(1, t.dim()))(*t.shape)
+        keep.append(shape)
+        code = {v: k for k, v in DTYPES.items()}[str(t.dtype).replace("torch.", "")]
+        return Tensor(code, t.dim(), shape, t.data_ptr())
+    tin = (Tensor * 1)(tensor(xin))
+    tout = (Tensor * len(outs))(*[tensor(t) for t in outs])
+    if gpu:
+        stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
+
+        def run_kiln():
+            if m.kiln_model_run_device(model, tin, 1, tout, len(outs), stream) != 0:
+                raise RuntimeError(m.kiln_model_error(model).decode())
+    else:  # the mock driver: host buffers, staged copies, nothing to time
+
+        def run_kiln():
+            if m.kiln_model_run(model, tin, 1, tout, len(outs)) != 0:
+                raise RuntimeError(m.kiln_model_error(model).decode())
+    try:
+        run_kiln()
+        if gpu:
+            torch.cuda.synchronize()
+    except RuntimeError as e:
+        return dict(row, status="fail", detail="run: " + str(e)[:200])
+    got = outs[0].cpu().numpy()
+    row["rel"] = float(np.abs(got.astype(np.float64) - ref).max() / max(np.abs(ref).max(), 1e-30))
+    row["status"] = "pass" if row["rel"] <= 1e-4 and np.isfinite(got).all() else "fail"
+    row["detail"] = "" if row["status"] == "pass" else f"max error {row['rel']:.2e} of scale"
+    if gpu:
+        row["kiln_ms"] = cuda_p50(run_kiln, args.iterations)
+        torch.manual_seed(0)
+        net, _ = export_zoo.build(name, 1)
+        net = net.eval().to(device)
+        with torch.no_grad():
+            row["eager_ms"] = cuda_p50(lambda: net(xin), args.iterations)
+            if args.torch_compile and hasattr(torch, "compile"):
+                compiled = torch.compile(net)
+                row["compiled_ms"] = cuda_p50(lambda: compiled(xin), args.iterations)
+    return row
+
+
+def run_zoo(args, runtime, cxx):
+    with tarfile.open(os.path.join(args.out, "kiln-bundle.tar.xz")) as tar:
+        tar.extractall(args.out)
+    kiln = os.path.join(args.out, "kiln", "kiln")
+    zoo = os.path.join(args.out, "zoo")
+    os.makedirs(zoo, exist_ok=True)
+    rows = []
+    for name in args.zoo:
+        try:
+            row = run_zoo_model(args, kiln, zoo, name, runtime, cxx)
+        except Exception as e:  # one model's trouble must not hide the others' numbers
+            row = {"model": name, "status": "fail", "detail": f"{type(e).__name__}: {e}"[:200]}
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+    return rows
+
+
 def run(args):
     cxx = shutil.which(args.cxx) or args.cxx
     runtime = build_runtime(args.out, cxx)
-    tests = sorted(glob.glob(os.path.join(args.out, "tests", "test_*")))
-    results = []
-    with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
-        for r in pool.map(lambda t: run_test(t, runtime, cxx), tests):
-            results.append(r)
-    passed = sum(1 for r in results if r[1] == "pass")
+    table = ["| check | result |", "|---|---|"]
+    ok = True
     with open(os.path.join(args.out, "results.txt"), "w") as f:
-        for name, status, detail, secs in results:
-            f.write(f"{name} {status} {secs * 1e3:.3f}ms {detail}\n")
-    for name, status, detail, _ in results:
-        if status != "pass":
-            print(f"{status} {name}: {detail}")
-    print(f"| check | result |\n|---|---|\n| cuda conformance | {passed}/{len(results)} pass |")
-    return 0 if passed == len(results) else 1
+        tests = [] if args.no_conformance else \
+            sorted(glob.glob(os.path.join(args.out, "tests", "test_*")))
+        if tests:
+            with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
+                results = list(pool.map(lambda t: run_test(t, runtime, cxx), tests))
+            passed = sum(1 for r in results if r[1] == "pass")
+            for name, status, detail, secs in results:
+                f.write(f"{name} {status} {secs * 1e3:.3f}ms {detail}\n")
+                if status != "pass":
+                    print(f"{status} {name}: {detail}")
+            table.append(f"| cuda conformance | {passed}/{len(results)} pass |")
+            ok &= passed == len(results)
+        if args.zoo and os.path.exists(os.path.join(args.out, "kiln-bundle.tar.xz")):
+            rows = run_zoo(args, runtime, cxx)
+            for r in rows:
+                f.write(json.dumps(r) + "\n")
+                ok &= r["status"] == "pass"
+
+            def ms(r, key):
+                return f"{r[key]:.3f}" if key in r else "-"
+            table += ["", "| model | status | compile s | max rel err | kiln ms | eager ms | "
+                      "torch.compile ms | kiln / eager | kiln / compile |",
+                      "|---|---|---|---|---|---|---|---|---|"]
+            for r in rows:
+                ratio_e = f"{r['kiln_ms'] / r['eager_ms']:.2f}" if "eager_ms" in r else "-"
+                ratio_c = f"{r['kiln_ms'] / r['compiled_ms']:.2f}" if "compiled_ms" in r else "-"
+                rel = f"{r['rel']:.1e}" if "rel" in r else r.get("detail", "")
+                table.append(f"| {r['model']} | {r['status']} | {r.get('compile_s', 0):.1f} | {rel} | "
+                             f"{ms(r, 'kiln_ms')} | {ms(r, 'eager_ms')} | {ms(r, 'compiled_ms')} | "
+                             f"{ratio_e} | {ratio_c} |")
+    print("\n".join(table))
+    return 0 if ok else 1
 
 
 def main():
@@ -184,10 +385,21 @@ def main():
     p.add_argument("--data", default="/usr/share/libonnx-testdata/data/node")
     p.add_argument("--expectations",
                    default=os.path.join(ROOT, "tests/conformance/host-expectations.txt"))
+    p.add_argument("--bundle", action="store_true",
+                   help="also pack the self-contained kiln and the zoo exporter")
+    p.add_argument("--build", help="kiln's build directory (default: two above --kiln)")
+    p.add_argument("--no-conformance", action="store_true")
     r = sub.add_parser("run")
     r.add_argument("out")
     r.add_argument("--cxx", default="g++")
     r.add_argument("--jobs", type=int, default=8)
+    r.add_argument("--gpu-arch", default="sm_90")
+    r.add_argument("--no-conformance", action="store_true")
+    r.add_argument("--zoo", nargs="*", default=["resnet50", "mobilenet_v2", "inception_v3",
+                                                 "squeezenet1_1", "transformer_encoder", "gpt2"],
+                   help="zoo models to export, compile and time (needs the bundle; none: skip)")
+    r.add_argument("--iterations", type=int, default=20)
+    r.add_argument("--no-torch-compile", dest="torch_compile", action="store_false")
     args = ap.parse_args()
     return prepare(args) if args.cmd == "prepare" else run(args)
 
