@@ -19,6 +19,9 @@
 //                      statistics, Reduce*, global pooling.
 //   thread per output  everything else: consecutive threads own consecutive output
 //                      elements (coalesced stores), reduction dims run serially.
+//                      Elementwise stages with 32-bit outputs take 4 consecutive
+//                      outputs per thread, so that loads and stores become 16-byte
+//                      vector accesses (ld/st.global.v4).
 //
 // A `linalg.fill` of a reduction's output is folded into the reduction's initial
 // value. Buffers a kernel allocates for its own use become views of one scratch
@@ -52,6 +55,7 @@ namespace kiln {
 namespace {
 
 constexpr int64_t kMaxThreads = 256;
+constexpr uint32_t kArgumentAlignment = 16;
 constexpr int64_t kTile = 16;
 constexpr int64_t kScratchAlign = 256;
 
@@ -373,6 +377,11 @@ gpu::GPUFuncOp KernelMapper::startStage(OpBuilder &b, ArrayRef<int64_t> block) {
   mapping.clear();
   for (auto [from, to] : llvm::zip(kernel.getArguments(), entry.getArguments()))
     mapping.map(from, to);
+  // Every buffer argument starts 16-byte aligned: arena slices and weights at 64-byte
+  // offsets, allocations from the driver, caller pointers checked by the runtime. Told
+  // to LLVM, this lets it merge a thread's adjacent accesses into 16-byte ones.
+  for (BlockArgument arg : entry.getArguments())
+    b.create<memref::AssumeAlignmentOp>(loc, arg, kArgumentAlignment);
   for (Operation *op : prelude) {
     if (auto alloc = dyn_cast<memref::AllocOp>(op); alloc && scratchOffsets.count(op)) {
       Value offset = cIndex(b, loc, scratchOffsets[op]);
@@ -454,14 +463,37 @@ SmallVector<int64_t> sizesOf(ArrayRef<int64_t> ranges, ArrayRef<unsigned> dims) 
   return s;
 }
 
+/// How many consecutive outputs one thread of an elementwise stage computes: 16 bytes'
+/// worth (4 x 32-bit) when every output is 32-bit and stored contiguously along the
+/// innermost loop dim, whose extent 4 divides, so that the thread's loads and stores of
+/// contiguous operands are 16-byte aligned and LLVM's load/store vectorizer turns them
+/// into ld/st.global.v4 (kernel arguments are declared 16-byte aligned in startStage).
+int64_t elementsPerThread(linalg::GenericOp op, const LoopDims &dims) {
+  constexpr int64_t kVector = 4;
+  if (!dims.red.empty() || dims.par.empty() || dims.parSizes.back() % kVector != 0 ||
+      dims.outputs < 32 * kVector)
+    return 1;
+  unsigned inner = dims.par.back();
+  for (OpOperand &out : op.getDpsInitsMutable()) {
+    auto type = cast<MemRefType>(out.get().getType());
+    AffineMap map = op.getMatchingIndexingMap(&out);
+    if (type.getElementTypeBitWidth() != 32 || map.getNumResults() == 0 ||
+        map.getResults().back() != getAffineDimExpr(inner, op.getContext()))
+      return 1;
+  }
+  return kVector;
+}
+
 LogicalResult KernelMapper::mapThreadPerOutput(linalg::GenericOp op, const LoopDims &dims,
                                                SmallVectorImpl<Attribute> &stages) {
   Location loc = op.getLoc();
   const auto &[ranges, par, red, parSizes, redSizes, total, length] = dims;
   if (total == 0)
     return success();
-  int64_t threads = std::min(kMaxThreads, ceilDiv(total, 32) * 32);
-  int64_t blocks = ceilDiv(total, threads);
+  int64_t perThread = elementsPerThread(op, dims);
+  int64_t work = total / perThread;
+  int64_t threads = std::min(kMaxThreads, ceilDiv(work, 32) * 32);
+  int64_t blocks = ceilDiv(work, threads);
   if (blocks > INT32_MAX)
     return op.emitError("too many outputs for one cuda launch");
   OpBuilder b(op.getContext());
@@ -471,10 +503,13 @@ LogicalResult KernelMapper::mapThreadPerOutput(linalg::GenericOp op, const LoopD
   Value linear = b.create<arith::AddIOp>(
       loc, b.create<arith::MulIOp>(loc, bid, cIndex(b, loc, threads)), tid);
   Value inRange = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, linear,
-                                          cIndex(b, loc, total));
+                                          cIndex(b, loc, work));
   auto ifOp = b.create<scf::IfOp>(loc, inRange, /*withElseRegion=*/false);
   b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-  SmallVector<Value> parIdx = delinearize(b, loc, linear, parSizes);
+  SmallVector<int64_t> workSizes(parSizes);
+  if (perThread > 1)
+    workSizes.back() /= perThread;
+  SmallVector<Value> parIdx = delinearize(b, loc, linear, workSizes);
   SmallVector<Value> loopIdx(ranges.size());
   for (auto [i, d] : llvm::enumerate(par))
     loopIdx[d] = parIdx[i];
@@ -482,43 +517,57 @@ LogicalResult KernelMapper::mapThreadPerOutput(linalg::GenericOp op, const LoopD
   for (unsigned d : red)
     loopIdx[d] = zero;
 
-  SmallVector<Value> results;
-  if (red.empty()) {
-    SmallVector<Value> outs;
-    Block &body = op.getRegion().front();
-    for (unsigned j = 0; j < op.getNumDpsInits(); ++j)
-      outs.push_back(body.getArgument(op.getNumDpsInputs() + j).use_empty()
-                         ? Value()
-                         : initialValue(b, op, j, loopIdx));
-    results = applyBody(b, op, loopIdx, outs);
-  } else {
-    SmallVector<Value> init;
-    for (unsigned j = 0; j < op.getNumDpsInits(); ++j)
-      init.push_back(initialValue(b, op, j, loopIdx));
-    // One scf.for per reduction dim, carrying the outputs.
-    std::function<SmallVector<Value>(OpBuilder &, size_t, ValueRange)> nest =
-        [&](OpBuilder &nb, size_t level, ValueRange carried) -> SmallVector<Value> {
-      if (level == red.size())
-        return applyBody(nb, op, loopIdx, carried);
-      auto loop = nb.create<scf::ForOp>(loc, cIndex(nb, loc, 0),
-                                        cIndex(nb, loc, redSizes[level]),
-                                        cIndex(nb, loc, 1), carried);
-      OpBuilder lb = OpBuilder::atBlockBegin(loop.getBody());
-      loopIdx[red[level]] = loop.getInductionVar();
-      SmallVector<Value> inner = nest(lb, level + 1, loop.getRegionIterArgs());
-      lb.create<scf::YieldOp>(loc, inner);
-      return SmallVector<Value>(loop.getResults());
-    };
-    results = nest(b, 0, init);
-    for (unsigned d : red)
-      loopIdx[d] = zero;
+  // A thread's outputs (perThread > 1: unrolled, innermost index perThread * q + k).
+  Value first = perThread == 1
+                    ? Value()
+                    : b.create<arith::MulIOp>(loc, parIdx.back(), cIndex(b, loc, perThread));
+  SmallVector<std::tuple<Value, Value, SmallVector<Value, 8>>> stores;
+  for (int64_t k = 0; k < perThread; ++k) {
+    if (perThread > 1)
+      loopIdx[par.back()] =
+          k == 0 ? first : b.create<arith::AddIOp>(loc, first, cIndex(b, loc, k)).getResult();
+    SmallVector<Value> results;
+    if (red.empty()) {
+      SmallVector<Value> outs;
+      Block &body = op.getRegion().front();
+      for (unsigned j = 0; j < op.getNumDpsInits(); ++j)
+        outs.push_back(body.getArgument(op.getNumDpsInputs() + j).use_empty()
+                           ? Value()
+                           : initialValue(b, op, j, loopIdx));
+      results = applyBody(b, op, loopIdx, outs);
+    } else {
+      SmallVector<Value> init;
+      for (unsigned j = 0; j < op.getNumDpsInits(); ++j)
+        init.push_back(initialValue(b, op, j, loopIdx));
+      // One scf.for per reduction dim, carrying the outputs.
+      std::function<SmallVector<Value>(OpBuilder &, size_t, ValueRange)> nest =
+          [&](OpBuilder &nb, size_t level, ValueRange carried) -> SmallVector<Value> {
+        if (level == red.size())
+          return applyBody(nb, op, loopIdx, carried);
+        auto loop = nb.create<scf::ForOp>(loc, cIndex(nb, loc, 0),
+                                          cIndex(nb, loc, redSizes[level]),
+                                          cIndex(nb, loc, 1), carried);
+        OpBuilder lb = OpBuilder::atBlockBegin(loop.getBody());
+        loopIdx[red[level]] = loop.getInductionVar();
+        SmallVector<Value> inner = nest(lb, level + 1, loop.getRegionIterArgs());
+        lb.create<scf::YieldOp>(loc, inner);
+        return SmallVector<Value>(loop.getResults());
+      };
+      results = nest(b, 0, init);
+      for (unsigned d : red)
+        loopIdx[d] = zero;
+    }
+    for (unsigned j = 0; j < op.getNumDpsInits(); ++j) {
+      OpOperand *out = op.getDpsInitOperand(j);
+      auto idx = affine::expandAffineMap(b, loc, op.getMatchingIndexingMap(out), loopIdx);
+      stores.push_back({results[j], mapping.lookupOrDefault(out->get()), *idx});
+    }
   }
-  for (unsigned j = 0; j < op.getNumDpsInits(); ++j) {
-    OpOperand *out = op.getDpsInitOperand(j);
-    AffineMap map = op.getMatchingIndexingMap(out);
-    auto idx = affine::expandAffineMap(b, loc, map, loopIdx);
-    b.create<memref::StoreOp>(loc, results[j], mapping.lookupOrDefault(out->get()), *idx);
-  }
+  // Stores after all of the thread's loads: the loads and the stores each stay adjacent
+  // (mergeable into vector accesses though arguments may alias), and every read still
+  // precedes the writes, as the op's semantics have it.
+  for (auto &[value, memref, idx] : stores)
+    b.create<memref::StoreOp>(loc, value, memref, idx);
   b.setInsertionPointAfter(ifOp);
   finishStage(b, fn, {blocks, 1, 1}, {threads, 1, 1}, stages);
   return success();

@@ -398,6 +398,14 @@ static int32_t runOn(kiln_model *m, const kiln_tensor *in, int32_t numIn, kiln_t
     return -1;
   }
   kiln::rt::Status s = checkArguments(in, numIn, out, numOut);
+  // Kernels take every buffer as 16-byte aligned (vector loads and stores).
+  for (int32_t i = 0; s && !staged && i < kNumInputs + kNumOutputs; ++i) {
+    const kiln_tensor &t = i < kNumInputs ? in[i] : out[i - kNumInputs];
+    if (reinterpret_cast<uintptr_t>(t.data) % 16 != 0)
+      s = kiln::rt::Status::error(std::string(i < kNumInputs ? "input '" : "output '") +
+                                  (i < kNumInputs ? kInputs[i] : kOutputs[i - kNumInputs]).name +
+                                  "': device pointer is not 16-byte aligned");
+  }
   CUdeviceptr inPtrs[kNumInputs + 1], outPtrs[kNumOutputs + 1];
   std::vector<CUdeviceptr> bindings;
   for (int32_t i = 0; s && i < kNumInputs; ++i) {

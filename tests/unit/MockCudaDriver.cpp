@@ -4,8 +4,9 @@
 // (KILN_CUDA_DRIVER=path/to/libkiln_mock_cuda.so). Memory is host memory, so copies
 // are real; kernels do not run. Instead every call is checked and traced:
 //   - a launch names a function of the loaded PTX, passes exactly as many
-//     parameters as its .entry declares, each a pointer inside a live allocation
-//     (the arena, weights, scratch, staging or a caller's buffer), a block within
+//     parameters as its .entry declares, each a 16-byte aligned pointer inside a
+//     live allocation (the arena, weights, scratch, staging or a caller's buffer),
+//     a block within
 //     the entry's .maxntid, on a live stream;
 //   - a stream may only wait for an event that was recorded before;
 //   - nothing is used after it is freed or destroyed.
@@ -225,6 +226,9 @@ int cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
     if (!inAllocation(p, 1))
       return fail("launch of " + f.name + ": parameter " + std::to_string(i) + " (" +
                   hex(p) + ") is outside every allocation");
+    if (p % 16 != 0) // the kernels assume it (vector accesses)
+      return fail("launch of " + f.name + ": parameter " + std::to_string(i) + " (" +
+                  hex(p) + ") is not 16-byte aligned");
   }
   ++s.launches;
   log(std::string(s.capturing ? "capture " : "") + "launch " + f.name + " grid=" +

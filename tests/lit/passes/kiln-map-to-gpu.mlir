@@ -1,7 +1,8 @@
 // RUN: kiln-opt --kiln-map-to-gpu %s | FileCheck %s
 // One kernel per mapping strategy: a GEMM (tiled through shared memory), a row
-// reduction (one block per row, gpu.all_reduce) and an elementwise op (one thread
-// per element); the fills before the reductions fold into their initial values.
+// reduction (one block per row, gpu.all_reduce) and an elementwise op (four
+// consecutive elements per thread); the fills before the reductions fold into their
+// initial values.
 #mk = affine_map<(m, n, k) -> (m, k)>
 #kn = affine_map<(m, n, k) -> (k, n)>
 #mn = affine_map<(m, n, k) -> (m, n)>
@@ -59,11 +60,25 @@ module {
 // CHECK: gpu.shuffle  xor
 // CHECK: gpu.barrier
 // CHECK: arith.maximumf
-// Elementwise: consecutive threads, consecutive elements; exp as a polynomial.
-// CHECK: gpu.func @k2_s0({{.*}}) kernel attributes {known_block_size = array<i32: 256, 1, 1>}
+// Elementwise: every argument declared 16-byte aligned; each thread loads four
+// consecutive elements, computes them (exp as a polynomial), then stores all four,
+// so that LLVM merges the accesses into 16-byte ones.
+// CHECK: gpu.func @k2_s0(%[[X:.*]]: memref<8x1024xf32>, %[[Y:.*]]: memref<8x1024xf32>) kernel attributes {known_block_size = array<i32: 256, 1, 1>}
+// CHECK: memref.assume_alignment %[[X]], 16
+// CHECK: memref.assume_alignment %[[Y]], 16
 // CHECK: gpu.thread_id  x
 // CHECK: gpu.block_id  x
+// CHECK: %[[I0:.*]] = arith.muli %{{.*}}, %c4
+// CHECK: memref.load %[[X]][%{{.*}}, %[[I0]]]
+// CHECK-NOT: memref.store
+// CHECK: %[[I3:.*]] = arith.addi %[[I0]], %c3
+// CHECK: memref.load %[[X]][%{{.*}}, %[[I3]]]
 // CHECK-NOT: math.exp
+// CHECK: memref.store %{{.*}}, %[[Y]][%{{.*}}, %[[I0]]]
+// CHECK: memref.store
+// CHECK: memref.store
+// CHECK: memref.store %{{.*}}, %[[Y]][%{{.*}}, %[[I3]]]
+// CHECK-NEXT: }
 // CHECK: gpu.return
 // The launch geometry is recorded on the plan.
-// CHECK: kiln.plan @main attributes {{{.*}}kiln.gpu_stages = {k0 = [{block = array<i64: 16, 16, 1>, grid = array<i64: 8, 4, 1>, name = "k0_s0"}], k1 = [{block = array<i64: 256, 1, 1>, grid = array<i64: 8, 1, 1>, name = "k1_s0"}], k2 = [{block = array<i64: 256, 1, 1>, grid = array<i64: 32, 1, 1>, name = "k2_s0"}]}
+// CHECK: kiln.plan @main attributes {{{.*}}kiln.gpu_stages = {k0 = [{block = array<i64: 16, 16, 1>, grid = array<i64: 8, 4, 1>, name = "k0_s0"}], k1 = [{block = array<i64: 256, 1, 1>, grid = array<i64: 8, 1, 1>, name = "k1_s0"}], k2 = [{block = array<i64: 256, 1, 1>, grid = array<i64: 8, 1, 1>, name = "k2_s0"}]}

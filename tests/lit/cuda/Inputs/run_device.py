@@ -1,0 +1,32 @@
+"""kiln_model_run_device on the mock driver: device buffers from the driver run; a
+caller pointer that is not 16-byte aligned is refused with a message naming it.
+
+usage: run_device.py MOCK_DRIVER ARTIFACT_DIR  (KILN_CUDA_DRIVER must name the mock too)
+"""
+import ctypes
+import sys
+
+
+class Tensor(ctypes.Structure):
+    _fields_ = [("dtype", ctypes.c_int32), ("rank", ctypes.c_int32),
+                ("shape", ctypes.POINTER(ctypes.c_int64)), ("data", ctypes.c_void_p)]
+
+
+mock = ctypes.CDLL(sys.argv[1], mode=ctypes.RTLD_GLOBAL)
+lib = ctypes.CDLL(sys.argv[2] + "/libmodel.so")
+lib.kiln_model_create.restype = ctypes.c_void_p
+lib.kiln_model_error.restype = ctypes.c_char_p
+lib.kiln_model_error.argtypes = [ctypes.c_void_p]
+lib.kiln_model_run_device.argtypes = [ctypes.c_void_p, ctypes.POINTER(Tensor), ctypes.c_int32,
+                                      ctypes.POINTER(Tensor), ctypes.c_int32, ctypes.c_void_p]
+model = lib.kiln_model_create((sys.argv[2] + "/model.weights").encode())
+assert not lib.kiln_model_error(model), lib.kiln_model_error(model)
+x, y = ctypes.c_uint64(), ctypes.c_uint64()
+assert mock.cuMemAlloc_v2(ctypes.byref(x), ctypes.c_size_t(64)) == 0
+assert mock.cuMemAlloc_v2(ctypes.byref(y), ctypes.c_size_t(64)) == 0
+xs, ys = (ctypes.c_int64 * 2)(2, 3), (ctypes.c_int64 * 2)(2, 2)
+for name, offset in (("aligned", 0), ("misaligned", 4)):
+    ins = (Tensor * 1)(Tensor(1, 2, xs, x.value + offset))
+    outs = (Tensor * 1)(Tensor(1, 2, ys, y.value))
+    rc = lib.kiln_model_run_device(model, ins, 1, outs, 1, None)
+    print(f"{name}: rc {rc}: {(lib.kiln_model_error(model) or b'').decode()}")
