@@ -8,6 +8,7 @@
 
 #include "llvm/IR/Module.h"
 #include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/CommandLine.h"
 #include "llvm/Target/TargetMachine.h"
 
 using namespace mlir;
@@ -35,7 +36,15 @@ std::unique_ptr<llvm::Module> translateLlvmOps(Block &body, Location loc,
   return module;
 }
 
-void optimizeModule(llvm::Module &module, llvm::TargetMachine &machine) {
+void optimizeModule(llvm::Module &module, llvm::TargetMachine &machine,
+                    const OptimizeOptions &options) {
+  // LLVM's full unroller has no tuning option, only its command-line flag, which it
+  // reads only when given: give it for this run, take it back after.
+  llvm::cl::Option *fullUnroll =
+      llvm::cl::getRegisteredOptions().lookup("unroll-full-max-count");
+  bool capped = fullUnroll && options.fullUnrollMaxCount && !fullUnroll->getNumOccurrences() &&
+                !fullUnroll->addOccurrence(0, fullUnroll->ArgStr,
+                                           std::to_string(*options.fullUnrollMaxCount));
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
   llvm::CGSCCAnalysisManager cgam;
@@ -48,6 +57,8 @@ void optimizeModule(llvm::Module &module, llvm::TargetMachine &machine) {
   pb.crossRegisterProxies(lam, fam, cgam, mam);
   llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
   mpm.run(module, mam);
+  if (capped)
+    fullUnroll->reset();
 }
 
 } // namespace kiln

@@ -96,7 +96,9 @@ bool emitHostObject(ModuleOp module, const std::string &path,
   }
   llvmModule->setTargetTriple(triple);
   llvmModule->setDataLayout(machine->createDataLayout());
-  optimizeModule(*llvmModule, *machine);
+  OptimizeOptions optimize;
+  optimize.fullUnrollMaxCount = 4;
+  optimizeModule(*llvmModule, *machine, optimize);
   std::error_code ec;
   llvm::raw_fd_ostream out(path, ec, llvm::sys::fs::OF_None);
   if (ec) {
