@@ -19,6 +19,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/Verifier.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/ScopedHashTable.h"
 #include "llvm/ADT/StringMap.h"
 
@@ -312,6 +313,13 @@ FailureOr<ElementsAttr> Importer::tensorAttr(const ::onnx::TensorProto &tensor,
     std::string blobName = tensor.name().empty()
                                ? "onnx_constant_" + std::to_string(resourceCounter++)
                                : tensor.name();
+    // The key is printed bare in dense_resource<...>: keep it a keyword, so that a
+    // printed phase parses again (PyTorch names weights "onnx::Add_213").
+    for (char &c : blobName)
+      if (!llvm::isAlnum(c) && c != '_' && c != '.' && c != '$')
+        c = '_';
+    if (!llvm::isAlpha(blobName[0]) && blobName[0] != '_')
+      blobName.insert(0, "_");
     AsmResourceBlob blob = HeapAsmResourceBlob::allocateAndCopyWithAlign(
         data, alignof(std::max_align_t));
     return ElementsAttr(DenseResourceElementsAttr::get(type, blobName, std::move(blob)));
