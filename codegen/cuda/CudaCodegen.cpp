@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/cuda/CudaCodegen.h"
+#include "codegen/host/HostCodegen.h"
 
 #include "codegen/LlvmModule.h"
 
@@ -198,8 +199,15 @@ bool emitPtx(ModuleOp module, const std::string &archName, std::string &ptx,
   return true;
 }
 
+void buildCudaSimCodegenPipeline(OpPassManager &pm) {
+  pm.addPass(createMapToGpu());
+  pm.addPass(createSimulateGpu());
+  buildHostCodegenPipeline(pm);
+}
+
 void registerCudaCodegenPasses() {
   registerPass([] { return createMapToGpu(); });
+  registerPass([] { return createSimulateGpu(); });
 }
 
 } // namespace kiln

@@ -23,9 +23,13 @@ namespace kiln {
 bool isSupportedGpuArch(const std::string &arch);
 
 std::unique_ptr<mlir::Pass> createMapToGpu();
+/// kiln-gpu-to-sim: the mapped gpu.funcs as host functions calling the simulator.
+std::unique_ptr<mlir::Pass> createSimulateGpu();
 
 /// kiln-map-to-gpu, then gpu.module -> NVVM + LLVM dialects.
 void buildCudaCodegenPipeline(mlir::OpPassManager &pm);
+/// The `cuda-sim` target: kiln-map-to-gpu, kiln-gpu-to-sim, then the host pipeline.
+void buildCudaSimCodegenPipeline(mlir::OpPassManager &pm);
 
 /// Translates `gpu.module @kiln_kernels` to PTX for `arch` (e.g. "sm_80").
 bool emitPtx(mlir::ModuleOp module, const std::string &arch, std::string &ptx,

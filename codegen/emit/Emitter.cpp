@@ -199,10 +199,54 @@ kiln_embedded_weights_end:
 	.section .note.GNU-stack,"",@progbits
 )";
 
+/// One gpu stage of a launch, as kiln-map-to-gpu recorded it on the plan (cuda and
+/// cuda-sim): its function, geometry, whether it synchronizes (cuda-sim) and whether
+/// it takes the scratch argument.
+struct GpuStage {
+  StringRef name;
+  ArrayRef<int64_t> grid, block;
+  bool sync = true, scratch = false;
+};
+
+/// The stages of `l`; false with `error` when the plan has none for it.
+bool gpuStagesOf(PlanOp plan, LaunchOp l, SmallVectorImpl<GpuStage> &out, std::string &error) {
+  auto stages = plan->getAttrOfType<DictionaryAttr>("kiln.gpu_stages");
+  auto scratch = plan->getAttrOfType<DictionaryAttr>("kiln.gpu_scratch");
+  auto list = stages ? stages.getAs<ArrayAttr>(l.getKernel()) : ArrayAttr();
+  if (!list || !scratch) {
+    error = "kernel " + l.getKernel().str() +
+            " has no gpu stages (the cuda codegen phase did not run)";
+    return false;
+  }
+  auto scratchOf = scratch.getAs<IntegerAttr>(l.getKernel());
+  out.clear();
+  for (Attribute a : list) {
+    auto stage = cast<DictionaryAttr>(a);
+    auto sync = stage.getAs<BoolAttr>("sync");
+    out.push_back({stage.getAs<StringAttr>("name").getValue(),
+                   stage.getAs<DenseI64ArrayAttr>("grid").asArrayRef(),
+                   stage.getAs<DenseI64ArrayAttr>("block").asArrayRef(),
+                   !sync || sync.getValue(), scratchOf && scratchOf.getInt() > 0});
+  }
+  return true;
+}
+
+/// The largest scratch any kernel of the plan needs (cuda and cuda-sim).
+int64_t maxScratchBytes(PlanOp plan) {
+  int64_t bytes = 0;
+  if (auto scratch = plan->getAttrOfType<DictionaryAttr>("kiln.gpu_scratch"))
+    for (NamedAttribute a : scratch)
+      bytes = std::max<int64_t>(bytes, cast<IntegerAttr>(a.getValue()).getInt());
+  return bytes;
+}
+
 /// Host: the model object owns host buffers; run calls each kernel in order.
-bool writeHostRun(llvm::raw_ostream &os, PlanOp plan) {
-  os << "} // namespace\n\n"
-     << "struct kiln_model {\n  kiln::rt::AlignedBuffer arena, weights;\n"
+/// cuda-sim (`simulate`): each kernel's gpu stages instead, each through the SIMT
+/// simulator with the geometry kiln-map-to-gpu chose.
+bool writeHostRun(llvm::raw_ostream &os, PlanOp plan, bool simulate, std::string &error) {
+  os << "constexpr uint64_t kScratchBytes = " << maxScratchBytes(plan) << "ull;\n"
+     << "} // namespace\n\n"
+     << "struct kiln_model {\n  kiln::rt::AlignedBuffer arena, weights, scratch;\n"
      << "  std::string error;\n};\n\n"
      << kCommonAbi << R"(
 __attribute__((visibility("default"))) kiln_model *kiln_model_create(const char *weightsPath) {
@@ -212,6 +256,8 @@ __attribute__((visibility("default"))) kiln_model *kiln_model_create(const char 
   kiln::rt::Status s = loadModelWeights(weightsPath, m->weights);
   if (s)
     s = m->arena.allocate(kArenaBytes);
+  if (s)
+    s = m->scratch.allocate(kScratchBytes);
   if (!s)
     m->error = s.message();
   return m;
@@ -233,18 +279,36 @@ __attribute__((visibility("default"))) int32_t kiln_model_run(kiln_model *m, con
   }
   char *A = m->arena.data.get();
   char *W = m->weights.data.get();
+  char *S = m->scratch.data.get();
   (void)A;
   (void)W;
+  (void)S;
 )";
   auto io = [](const char *kind, int64_t i) {
     return std::string(kind) + "[" + std::to_string(i) + "].data";
   };
   for (Operation &op : plan.getBody().front()) {
-    if (auto l = dyn_cast<LaunchOp>(op)) {
+    auto l = dyn_cast<LaunchOp>(op);
+    if (l && !simulate) {
       os << "  " << l.getKernel() << "(";
       for (auto [i, v] : llvm::enumerate(l.getBuffers()))
         os << (i ? ", " : "") << bufferExpr(v, io);
       os << ");\n";
+    } else if (l) {
+      SmallVector<GpuStage> stages;
+      if (!gpuStagesOf(plan, l, stages, error))
+        return false;
+      for (const GpuStage &g : stages) {
+        os << "  s = kiln::rt::simLaunch(\"" << g.name << "\", {" << g.grid[0] << ", "
+           << g.grid[1] << ", " << g.grid[2] << "}, {" << g.block[0] << ", " << g.block[1]
+           << ", " << g.block[2] << "}, " << (g.sync ? "true" : "false") << ", [&] { "
+           << g.name << "(";
+        for (auto [i, v] : llvm::enumerate(l.getBuffers()))
+          os << (i ? ", " : "") << bufferExpr(v, io);
+        if (g.scratch)
+          os << ", S";
+        os << "); });\n  if (!s) {\n    m->error = s.message();\n    return -1;\n  }\n";
+      }
     } else if (auto c = dyn_cast<CopyOp>(op)) {
       os << "  std::memcpy(" << bufferExpr(c.getTarget(), io) << ", "
          << bufferExpr(c.getSource(), io) << ", " << copyBytes(c) << ");\n";
@@ -267,18 +331,10 @@ __attribute__((visibility("default"))) int32_t kiln_model_run_device(kiln_model 
 bool writeCudaRun(llvm::raw_ostream &os, PlanOp plan, const std::vector<Interface> &inputs,
                   const std::vector<Interface> &outputs, const EmitOptions &options,
                   std::string &error) {
-  auto stages = plan->getAttrOfType<DictionaryAttr>("kiln.gpu_stages");
-  auto scratch = plan->getAttrOfType<DictionaryAttr>("kiln.gpu_scratch");
-  if (!stages || !scratch) {
-    error = "the plan has no gpu stages (the cuda codegen phase did not run)";
-    return false;
-  }
   std::vector<std::string> functions;
-  int64_t scratchBytes = 0, numStreams = 1;
+  int64_t scratchBytes = maxScratchBytes(plan), numStreams = 1;
   plan.getBody().walk([&](LaunchOp l) {
     numStreams = std::max<int64_t>(numStreams, l.getStream() + 1);
-    if (auto bytes = scratch.getAs<IntegerAttr>(l.getKernel()))
-      scratchBytes = std::max<int64_t>(scratchBytes, bytes.getInt());
   });
   // The PTX, embedded: the module is loaded once from memory.
   os << "const char kPtx[] = ";
@@ -306,25 +362,19 @@ bool writeCudaRun(llvm::raw_ostream &os, PlanOp plan, const std::vector<Interfac
          << "));\n";
       continue;
     }
-    auto list = stages.getAs<ArrayAttr>(l.getKernel());
-    if (!list) {
-      error = "kernel " + l.getKernel().str() + " has no gpu stages";
+    SmallVector<GpuStage> stages;
+    if (!gpuStagesOf(plan, l, stages, error))
       return false;
-    }
-    auto scratchOf = scratch.getAs<IntegerAttr>(l.getKernel());
-    for (Attribute a : list) {
-      auto stage = cast<DictionaryAttr>(a);
-      auto grid = stage.getAs<DenseI64ArrayAttr>("grid").asArrayRef();
-      auto block = stage.getAs<DenseI64ArrayAttr>("block").asArrayRef();
-      ls << "  KILN_RUN(c.launch({" << functions.size() << ", {" << grid[0] << ", "
-         << grid[1] << ", " << grid[2] << "}, {" << block[0] << ", " << block[1] << ", "
-         << block[2] << "}, " << stream << "}, {";
+    for (const GpuStage &g : stages) {
+      ls << "  KILN_RUN(c.launch({" << functions.size() << ", {" << g.grid[0] << ", "
+         << g.grid[1] << ", " << g.grid[2] << "}, {" << g.block[0] << ", " << g.block[1]
+         << ", " << g.block[2] << "}, " << stream << "}, {";
       for (auto [i, v] : llvm::enumerate(l.getBuffers()))
         ls << (i ? ", " : "") << bufferExpr(v, io);
-      if (scratchOf && scratchOf.getInt() > 0)
+      if (g.scratch)
         ls << ", S";
       ls << "}));\n";
-      functions.push_back(stage.getAs<StringAttr>("name").str());
+      functions.push_back(g.name.str());
     }
   }
   ls.flush();
@@ -565,14 +615,27 @@ private:
   llvm::raw_string_ostream os(cpp);
   os << "// Generated by kiln. Do not edit.\n#include \"model.h\"\n"
      << (options.cuda ? "#include \"kiln/runtime/CudaRuntime.h\"\n" : "")
+     << (options.simulate ? "#include \"kiln/runtime/SimRuntime.h\"\n" : "")
      << "#include \"kiln/runtime/ModelSupport.h\"\n\n"
      << "#include <cstring>\n#include <new>\n#include <string>\n#include <vector>\n\n";
   if (!options.cuda) {
-    // One declaration per kernel, in first-launch order, with its buffer count.
+    // One declaration per kernel (cuda-sim: per gpu stage), in first-launch order,
+    // with its argument count.
     llvm::MapVector<StringRef, unsigned> kernels;
+    SmallVector<GpuStage> stages;
+    bool stagesOk = true;
     plan.getBody().walk([&](LaunchOp l) {
-      kernels.insert({l.getKernel(), l.getBuffers().size()});
+      unsigned args = l.getBuffers().size();
+      if (!options.simulate) {
+        kernels.insert({l.getKernel(), args});
+        return;
+      }
+      stagesOk = stagesOk && gpuStagesOf(plan, l, stages, error);
+      for (const GpuStage &g : stages)
+        kernels.insert({g.name, args + (g.scratch ? 1 : 0)});
     });
+    if (!stagesOk)
+      return false;
     os << "extern \"C\" {\n";
     for (const auto &[k, args] : kernels) {
       os << "void " << k << "(";
@@ -622,7 +685,7 @@ private:
   os << "  return kiln::rt::loadWeights(path ? path : \"\", kWeightBytes, kWeightsChecksum, "
         "out);\n}\n";
   bool ok = options.cuda ? writeCudaRun(os, plan, inputs, outputs, options, error)
-                         : writeHostRun(os, plan);
+                         : writeHostRun(os, plan, options.simulate, error);
   if (!ok)
     return false;
   os << "} // extern \"C\"\n";

@@ -19,6 +19,7 @@ namespace kiln {
 struct EmitOptions {
   std::string outputDir;
   bool cuda = false;         // the cuda runtime (else host calls)
+  bool simulate = false;     // cuda-sim: host object, gpu stages through the simulator
   std::string objectFile;    // host: the kernels' object, already written
   std::string ptx;           // cuda: the kernels' PTX
   bool cudaGraph = false;    // cuda: capture a run as a CUDA graph, replay it

@@ -51,6 +51,8 @@ std::optional<Target> parseTarget(const std::string &name) {
     return Target::Host;
   if (name == "cuda")
     return Target::Cuda;
+  if (name == "cuda-sim")
+    return Target::CudaSim;
   return std::nullopt;
 }
 
@@ -112,6 +114,9 @@ void buildCodegenPipeline(OpPassManager &pm, const CompileOptions &options) {
     break;
   case Target::Cuda:
     buildCudaCodegenPipeline(pm);
+    break;
+  case Target::CudaSim:
+    buildCudaSimCodegenPipeline(pm);
     break;
   }
 }

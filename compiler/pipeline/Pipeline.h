@@ -23,9 +23,10 @@ enum class Phase { Import, Graph, Tensor, Kernels, Plan, Codegen, Emit };
 std::optional<Phase> parsePhase(const std::string &name);
 const char *phaseName(Phase phase);
 
-enum class Target { Host, Cuda };
+enum class Target { Host, Cuda, CudaSim };
 
-/// "host" / "cuda" -> Target.
+/// "host" / "cuda" / "cuda-sim" -> Target. cuda-sim: the cuda target's kernels (the
+/// same mapping) compiled for the host and run by the SIMT simulator, a checker.
 std::optional<Target> parseTarget(const std::string &name);
 
 struct CompileOptions {

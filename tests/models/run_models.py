@@ -107,7 +107,7 @@ def main():
     args = ap.parse_args()
     targets = args.targets.split(",")
     for t in targets:
-        if t not in ("host", "cuda"):
+        if t not in ("host", "cuda", "cuda-sim"):
             ap.error(f"unknown target {t}")
     run_cuda = args.cuda_run == "auto" and cuda_driver_present()
     ptxas = ptx_check.find_ptxas()

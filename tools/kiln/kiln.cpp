@@ -306,7 +306,7 @@ int runCompile(const CommonOptions &common, const CompileCommandOptions &o) {
                        "codegen, emit)");
   std::optional<kiln::Target> target = kiln::parseTarget(o.target);
   if (!target)
-    return reportError("--target '" + o.target + "' is not a target (host, cuda)");
+    return reportError("--target '" + o.target + "' is not a target (host, cuda, cuda-sim)");
   if (!kiln::isSupportedGpuArch(o.gpuArch))
     return reportError("--gpu-arch '" + o.gpuArch +
                        "' is not supported (sm_80, sm_86, sm_89, sm_90)");
@@ -380,6 +380,7 @@ int runCompile(const CommonOptions &common, const CompileCommandOptions &o) {
   kiln::EmitOptions emit;
   emit.outputDir = o.output;
   emit.cuda = *target == kiln::Target::Cuda;
+  emit.simulate = *target == kiln::Target::CudaSim;
   emit.cudaGraph = o.cudaGraph;
   emit.embedWeights = o.embedWeights;
   emit.objectFile = o.output + "/model.o";
@@ -441,7 +442,8 @@ int main(int argc, char **argv) {
                          "Stop after a phase and print its IR: import, graph, tensor, "
                          "kernels, plan, codegen, emit (default: emit)");
   compileCmd->add_option("--target", compileOptions.target,
-                         "Target: host (default) or cuda (PTX + the CUDA runtime)");
+                         "Target: host (default), cuda (PTX + the CUDA runtime) or cuda-sim "
+                         "(the cuda kernels run on the CPU by a SIMT simulator: a checker)");
   compileCmd->add_option("--gpu-arch", compileOptions.gpuArch,
                          "cuda: sm_80 (default; the driver JITs it for newer GPUs), "
                          "sm_86, sm_89, sm_90");

@@ -1,0 +1,192 @@
+//===- SimulateGpu.cpp - The cuda kernels, for the CPU simulator -----------===//
+//
+// This file implements `kiln-gpu-to-sim`, the step that makes the `cuda-sim`
+// target: after `kiln-map-to-gpu`, every gpu.func of `gpu.module @kiln_kernels`
+// becomes a host func.func whose GPU operations call the simulator
+// (runtime/SimRuntime.h): thread and block ids, barriers and 32-bit shuffles
+// become kiln_sim_* calls, workgroup (shared) memory becomes one global buffer
+// per attribution (the simulator runs one block at a time). The host codegen
+// pipeline then compiles the functions like any host kernel. What runs is exactly
+// the cuda target's mapping, up to the NVVM lowering.
+//
+//===----------------------------------------------------------------------===//
+#include "codegen/cuda/CudaCodegen.h"
+#include "dialects/kiln/KilnDialect.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/Pass/Pass.h"
+
+#include "llvm/ADT/StringSet.h"
+
+using namespace mlir;
+
+namespace kiln {
+namespace {
+
+struct SimulateGpuPass : PassWrapper<SimulateGpuPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(SimulateGpuPass)
+  StringRef getArgument() const override { return "kiln-gpu-to-sim"; }
+  StringRef getDescription() const override {
+    return "Turn the mapped gpu.funcs into host functions that call the SIMT simulator";
+  }
+  void getDependentDialects(DialectRegistry &registry) const override {
+    registry.insert<func::FuncDialect, arith::ArithDialect, memref::MemRefDialect>();
+  }
+
+  /// Declares (once) `func.func private @name(args) -> results`.
+  func::FuncOp declare(ModuleOp module, StringRef name, TypeRange args, TypeRange results) {
+    if (auto fn = module.lookupSymbol<func::FuncOp>(name))
+      return fn;
+    OpBuilder b = OpBuilder::atBlockBegin(module.getBody());
+    auto fn = b.create<func::FuncOp>(module.getLoc(), name, b.getFunctionType(args, results));
+    fn.setPrivate();
+    return fn;
+  }
+
+  Value callIndex(OpBuilder &b, ModuleOp module, Location loc, StringRef name,
+                  gpu::Dimension dim) {
+    func::FuncOp fn = declare(module, name, {b.getI32Type()}, {b.getI64Type()});
+    Value d = b.create<arith::ConstantIntOp>(loc, static_cast<int64_t>(dim), 32);
+    Value v = b.create<func::CallOp>(loc, fn, ValueRange{d}).getResult(0);
+    return b.create<arith::IndexCastOp>(loc, b.getIndexType(), v);
+  }
+
+  /// Converts `kernel`; `synchronizes` says whether it had barriers or shuffles.
+  LogicalResult convert(ModuleOp module, gpu::GPUFuncOp kernel, bool &synchronizes) {
+    OpBuilder b(module.getContext());
+    b.setInsertionPoint(kernel->getParentOp());
+    Location loc = kernel.getLoc();
+    // Shared memory: one global per attribution (one block runs at a time).
+    SmallVector<Value> shared;
+    for (auto [i, attribution] : llvm::enumerate(kernel.getWorkgroupAttributions())) {
+      auto type = cast<MemRefType>(attribution.getType());
+      auto plain = MemRefType::get(type.getShape(), type.getElementType());
+      std::string name = (kernel.getName() + "_shared" + std::to_string(i)).str();
+      b.create<memref::GlobalOp>(loc, name, b.getStringAttr("private"), plain, Attribute(),
+                                 /*constant=*/false, b.getI64IntegerAttr(64));
+      shared.push_back(attribution);
+    }
+    if (!kernel.getPrivateAttributions().empty())
+      return kernel.emitError("private attributions are not simulated");
+    auto fn = b.create<func::FuncOp>(loc, kernel.getName(), kernel.getFunctionType());
+    fn.getBody().takeBody(kernel.getBody());
+    Block &entry = fn.getBody().front();
+    b.setInsertionPointToStart(&entry);
+    for (auto [i, attribution] : llvm::enumerate(shared)) {
+      auto type = cast<MemRefType>(attribution.getType());
+      auto plain = MemRefType::get(type.getShape(), type.getElementType());
+      Value global = b.create<memref::GetGlobalOp>(
+          loc, plain, (kernel.getName() + "_shared" + std::to_string(i)).str());
+      for (Operation *user : attribution.getUsers())
+        if (!isa<memref::LoadOp, memref::StoreOp>(user))
+          return user->emitError("shared memory used by an op the simulator does not take");
+      attribution.replaceAllUsesWith(global);
+    }
+    entry.eraseArguments(kernel.getNumArguments(), shared.size());
+
+    LogicalResult result = success();
+    fn.walk([&](Operation *op) {
+      b.setInsertionPoint(op);
+      Location at = op->getLoc();
+      if (auto id = dyn_cast<gpu::ThreadIdOp>(op)) {
+        op->getResult(0).replaceAllUsesWith(
+            callIndex(b, module, at, "kiln_sim_thread_id", id.getDimension()));
+      } else if (auto id = dyn_cast<gpu::BlockIdOp>(op)) {
+        op->getResult(0).replaceAllUsesWith(
+            callIndex(b, module, at, "kiln_sim_block_id", id.getDimension()));
+      } else if (auto dim = dyn_cast<gpu::BlockDimOp>(op)) {
+        op->getResult(0).replaceAllUsesWith(
+            callIndex(b, module, at, "kiln_sim_block_dim", dim.getDimension()));
+      } else if (auto dim = dyn_cast<gpu::GridDimOp>(op)) {
+        op->getResult(0).replaceAllUsesWith(
+            callIndex(b, module, at, "kiln_sim_grid_dim", dim.getDimension()));
+      } else if (isa<gpu::BarrierOp>(op)) {
+        synchronizes = true;
+        b.create<func::CallOp>(at, declare(module, "kiln_sim_barrier", {}, {}), ValueRange{});
+      } else if (auto shuffle = dyn_cast<gpu::ShuffleOp>(op)) {
+        Type t = shuffle.getValue().getType();
+        if (t.getIntOrFloatBitWidth() != 32) {
+          result = op->emitError("only 32-bit shuffles are simulated");
+          return WalkResult::interrupt();
+        }
+        synchronizes = true;
+        Type i32 = b.getI32Type();
+        Value v = t == i32 ? shuffle.getValue()
+                           : b.create<arith::BitcastOp>(at, i32, shuffle.getValue());
+        Value mode = b.create<arith::ConstantIntOp>(
+            at, static_cast<int64_t>(shuffle.getMode()), 32);
+        func::FuncOp callee = declare(module, "kiln_sim_shuffle", {i32, i32, i32, i32}, {i32});
+        Value r = b.create<func::CallOp>(
+                       at, callee,
+                       ValueRange{v, shuffle.getOffset(), shuffle.getWidth(), mode})
+                      .getResult(0);
+        if (t != i32)
+          r = b.create<arith::BitcastOp>(at, t, r);
+        Value valid =
+            b.create<func::CallOp>(at, declare(module, "kiln_sim_shuffle_valid", {}, {i32}),
+                                   ValueRange{})
+                .getResult(0);
+        Value zero = b.create<arith::ConstantIntOp>(at, 0, 32);
+        shuffle.getShuffleResult().replaceAllUsesWith(r);
+        shuffle.getValid().replaceAllUsesWith(
+            b.create<arith::CmpIOp>(at, arith::CmpIPredicate::ne, valid, zero));
+      } else if (isa<gpu::ReturnOp>(op)) {
+        b.create<func::ReturnOp>(at);
+      } else if (op->getDialect() && isa<gpu::GPUDialect>(op->getDialect())) {
+        result = op->emitError("the simulator does not take ") << op->getName();
+        return WalkResult::interrupt();
+      } else {
+        return WalkResult::advance();
+      }
+      op->erase();
+      return WalkResult::skip();
+    });
+    return result;
+  }
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    llvm::StringSet<> synchronizing;
+    for (auto gpuModule : llvm::make_early_inc_range(module.getOps<gpu::GPUModuleOp>())) {
+      for (auto kernel : llvm::make_early_inc_range(gpuModule.getOps<gpu::GPUFuncOp>())) {
+        bool synchronizes = false;
+        if (failed(convert(module, kernel, synchronizes)))
+          return signalPassFailure();
+        if (synchronizes)
+          synchronizing.insert(kernel.getName());
+      }
+      gpuModule.erase();
+    }
+    module->removeAttr(gpu::GPUDialect::getContainerModuleAttrName());
+    // Tell the emitter which stages need their threads as fibers: `sync` per stage.
+    module.walk([&](PlanOp plan) {
+      auto stages = plan->getAttrOfType<DictionaryAttr>("kiln.gpu_stages");
+      if (!stages)
+        return;
+      Builder b(module.getContext());
+      SmallVector<NamedAttribute> perKernel;
+      for (NamedAttribute kernel : stages) {
+        SmallVector<Attribute> list;
+        for (Attribute a : cast<ArrayAttr>(kernel.getValue())) {
+          NamedAttrList entries(cast<DictionaryAttr>(a));
+          auto name = entries.get("name");
+          entries.set("sync", b.getBoolAttr(synchronizing.contains(
+                                  cast<StringAttr>(name).getValue())));
+          list.push_back(entries.getDictionary(module.getContext()));
+        }
+        perKernel.push_back(b.getNamedAttr(kernel.getName(), b.getArrayAttr(list)));
+      }
+      plan->setAttr("kiln.gpu_stages", b.getDictionaryAttr(perKernel));
+    });
+  }
+};
+
+} // namespace
+
+std::unique_ptr<Pass> createSimulateGpu() { return std::make_unique<SimulateGpuPass>(); }
+
+} // namespace kiln

@@ -1,0 +1,51 @@
+//===- SimRuntime.h - The cuda kernels' SIMT mapping, run on the CPU -*- C++ -*-===//
+//
+// The `cuda-sim` target compiles the cuda target's kernels — the same gpu.funcs,
+// with the same blocks, threads, shared memory, barriers and warp shuffles — for the
+// host, and runs them here: every block in turn, its threads as fibers that switch
+// only at barriers and shuffles. A mapping bug (an index, a missed barrier, a lane
+// that reads the wrong partner) gives a wrong answer or a clear error in a CPU test,
+// long before a GPU is at hand. Slow by design: it is a checker, not a backend.
+//
+// Kernels call the kiln_sim_* functions below (the emulated gpu.thread_id,
+// gpu.barrier, gpu.shuffle ...); generated model code calls simLaunch.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_RUNTIME_SIMRUNTIME_H
+#define KILN_RUNTIME_SIMRUNTIME_H
+
+#include "kiln/runtime/Tensor.h"
+
+#include <cstdint>
+#include <functional>
+
+namespace kiln::rt {
+
+struct SimDim3 {
+  int64_t x = 1, y = 1, z = 1;
+};
+
+/// Runs `kernel` once per thread of the launch. `synchronizes`: the kernel has
+/// barriers or shuffles (its threads then run as fibers; without, one after the
+/// other). A thread that returns while others still wait at a barrier, or a shuffle
+/// that its warp's first `width` lanes do not all reach, is an error naming `name`.
+Status simLaunch(const char *name, SimDim3 grid, SimDim3 block, bool synchronizes,
+                 const std::function<void()> &kernel);
+
+} // namespace kiln::rt
+
+extern "C" {
+/// dim: 0 = x, 1 = y, 2 = z.
+int64_t kiln_sim_thread_id(int32_t dim);
+int64_t kiln_sim_block_id(int32_t dim);
+int64_t kiln_sim_block_dim(int32_t dim);
+int64_t kiln_sim_grid_dim(int32_t dim);
+/// gpu.barrier: waits until every thread of the block arrives.
+void kiln_sim_barrier(void);
+/// gpu.shuffle on 32 bits (mode: 0 xor, 1 down, 2 up, 3 idx) among the 32 lanes of
+/// the caller's warp; kiln_sim_shuffle_valid then says whether the lane was valid.
+int32_t kiln_sim_shuffle(int32_t value, int32_t offset, int32_t width, int32_t mode);
+int32_t kiln_sim_shuffle_valid(void);
+}
+
+#endif // KILN_RUNTIME_SIMRUNTIME_H

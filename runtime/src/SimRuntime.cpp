@@ -1,0 +1,227 @@
+//===- SimRuntime.cpp - The cuda kernels' SIMT mapping, run on the CPU ----===//
+//
+// One block at a time. A kernel without barriers or shuffles runs thread after thread
+// on the caller's stack. Otherwise each thread is a fiber (its own stack, started
+// with ucontext, switched with _setjmp/_longjmp) that runs until it returns, reaches
+// a barrier or reaches a shuffle. When no fiber can run, the
+// scheduler releases a barrier that every thread reached, or a warp whose 32 lanes
+// all reached a shuffle (exchanging their values); anything else is a deadlock the
+// real GPU would hang on or leave undefined, reported as an error.
+//
+//===----------------------------------------------------------------------===//
+// Fibers switch with _setjmp/_longjmp across stacks (no signal-mask system call per
+// switch, unlike swapcontext); the fortified longjmp would refuse that.
+#undef _FORTIFY_SOURCE
+#include "kiln/runtime/SimRuntime.h"
+
+#include <csetjmp>
+#include <ucontext.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace kiln::rt {
+namespace {
+
+constexpr size_t kStackBytes = 128 * 1024;
+constexpr int64_t kWarp = 32;
+
+struct Fiber {
+  enum State { Ready, AtBarrier, AtShuffle, Done };
+  ucontext_t context; // to start it
+  jmp_buf resume;     // to resume it
+  bool started = false;
+  std::unique_ptr<char[]> stack;
+  State state = Ready;
+  int64_t tid[3] = {0, 0, 0};
+  int32_t value = 0, offset = 0, width = 0, mode = 0, result = 0, valid = 0;
+};
+
+struct Launch {
+  const std::function<void()> *kernel = nullptr;
+  int64_t grid[3], block[3], bid[3] = {0, 0, 0};
+  std::vector<Fiber> fibers;
+  Fiber *current = nullptr;
+  jmp_buf scheduler;
+  bool synchronizes = true;
+  std::string error; // a barrier or shuffle in a kernel declared without
+};
+
+/// The launch this host thread is simulating (models may run on several threads).
+thread_local Launch *tLaunch = nullptr;
+
+void fiberMain() {
+  Launch &l = *tLaunch;
+  (*l.kernel)();
+  l.current->state = Fiber::Done;
+  _longjmp(l.scheduler, 1);
+}
+
+/// Back to the scheduler; returns when the scheduler resumes this fiber.
+void yieldAs(Fiber::State state) {
+  Launch &l = *tLaunch;
+  if (!l.synchronizes) {
+    l.error = "a barrier or shuffle in a kernel that was compiled without any";
+    return;
+  }
+  Fiber &f = *l.current;
+  f.state = state;
+  if (_setjmp(f.resume) == 0)
+    _longjmp(l.scheduler, 1);
+}
+
+/// Runs `f` until it returns or yields.
+void resume(Launch &l, Fiber &f) {
+  l.current = &f;
+  if (_setjmp(l.scheduler) != 0)
+    return;
+  if (!f.started) {
+    f.started = true;
+    setcontext(&f.context);
+  }
+  _longjmp(f.resume, 1);
+}
+
+/// Exchanges the values of a warp whose lanes all wait at a shuffle.
+void exchange(Fiber *lanes, int64_t count) {
+  for (int64_t lane = 0; lane < count; ++lane) {
+    Fiber &f = lanes[lane];
+    int64_t src = lane;
+    switch (f.mode) {
+    case 0: src = lane ^ f.offset; break;
+    case 1: src = lane + f.offset; break;
+    case 2: src = lane - f.offset; break;
+    default: src = f.offset; break;
+    }
+    bool inRange = src >= 0 && src < f.width && src < count;
+    f.result = inRange ? lanes[src].value : f.value;
+    f.valid = lane < f.width && inRange;
+  }
+  for (int64_t lane = 0; lane < count; ++lane)
+    lanes[lane].state = Fiber::Ready;
+}
+
+/// Runs one block to completion; "" or what went wrong.
+std::string runBlock(Launch &l) {
+  int64_t n = static_cast<int64_t>(l.fibers.size());
+  for (int64_t i = 0; i < n; ++i) {
+    Fiber &f = l.fibers[i];
+    f.state = Fiber::Ready;
+    f.tid[0] = i % l.block[0];
+    f.tid[1] = i / l.block[0] % l.block[1];
+    f.tid[2] = i / (l.block[0] * l.block[1]);
+  }
+  if (!l.synchronizes) {
+    for (Fiber &f : l.fibers) {
+      l.current = &f;
+      (*l.kernel)();
+      if (!l.error.empty())
+        return l.error;
+    }
+    return "";
+  }
+  for (Fiber &f : l.fibers) {
+    f.started = false;
+    getcontext(&f.context);
+    f.context.uc_stack.ss_sp = f.stack.get();
+    f.context.uc_stack.ss_size = kStackBytes;
+    f.context.uc_link = nullptr;
+    makecontext(&f.context, fiberMain, 0);
+  }
+  while (true) {
+    for (Fiber &f : l.fibers)
+      if (f.state == Fiber::Ready)
+        resume(l, f);
+    int64_t done = 0, atBarrier = 0;
+    for (const Fiber &f : l.fibers) {
+      done += f.state == Fiber::Done;
+      atBarrier += f.state == Fiber::AtBarrier;
+    }
+    if (done == n)
+      return "";
+    if (atBarrier == n) {
+      for (Fiber &f : l.fibers)
+        f.state = Fiber::Ready;
+      continue;
+    }
+    // A shuffle of width W needs the warp's first W lanes (gpu.shuffle's rule; the
+    // others may be elsewhere, e.g. at the barrier after a partial reduction).
+    bool released = false;
+    for (int64_t w = 0; w < n; w += kWarp) {
+      int64_t count = std::min(kWarp, n - w);
+      Fiber *lanes = &l.fibers[w];
+      int64_t waiting = 0;
+      for (int64_t lane = 0; lane < count; ++lane)
+        waiting += lanes[lane].state == Fiber::AtShuffle;
+      if (!waiting)
+        continue;
+      int64_t width = lanes[0].state == Fiber::AtShuffle ? lanes[0].width : 0;
+      bool ready = width == std::min<int64_t>(waiting, kWarp) ||
+                   (waiting == count && width >= count);
+      for (int64_t lane = 0; ready && lane < waiting; ++lane)
+        ready = lanes[lane].state == Fiber::AtShuffle && lanes[lane].width == width;
+      if (ready) {
+        exchange(lanes, waiting);
+        released = true;
+      }
+    }
+    if (released)
+      continue;
+    return atBarrier && done ? "threads returned while others wait at a barrier"
+                             : "deadlock: threads wait at a barrier or shuffle that not all "
+                               "of their block or warp reach";
+  }
+}
+
+} // namespace
+
+Status simLaunch(const char *name, SimDim3 grid, SimDim3 block, bool synchronizes,
+                 const std::function<void()> &kernel) {
+  Launch l;
+  l.kernel = &kernel;
+  l.synchronizes = synchronizes;
+  l.grid[0] = grid.x, l.grid[1] = grid.y, l.grid[2] = grid.z;
+  l.block[0] = block.x, l.block[1] = block.y, l.block[2] = block.z;
+  int64_t threads = block.x * block.y * block.z;
+  if (threads <= 0 || threads > 1024 || grid.x <= 0 || grid.y <= 0 || grid.z <= 0)
+    return Status::error(std::string(name) + ": invalid launch geometry");
+  l.fibers.resize(static_cast<size_t>(threads));
+  if (synchronizes)
+    for (Fiber &f : l.fibers)
+      f.stack.reset(new char[kStackBytes]);
+  Launch *outer = tLaunch;
+  tLaunch = &l;
+  std::string error;
+  for (int64_t z = 0; z < grid.z && error.empty(); ++z)
+    for (int64_t y = 0; y < grid.y && error.empty(); ++y)
+      for (int64_t x = 0; x < grid.x && error.empty(); ++x) {
+        l.bid[0] = x, l.bid[1] = y, l.bid[2] = z;
+        error = runBlock(l);
+        if (!error.empty())
+          error = std::string(name) + ": block (" + std::to_string(x) + ", " +
+                  std::to_string(y) + ", " + std::to_string(z) + "): " + error;
+      }
+  tLaunch = outer;
+  return error.empty() ? Status::ok() : Status::error(error);
+}
+
+} // namespace kiln::rt
+
+using kiln::rt::Fiber;
+using kiln::rt::tLaunch;
+
+extern "C" {
+int64_t kiln_sim_thread_id(int32_t dim) { return tLaunch->current->tid[dim]; }
+int64_t kiln_sim_block_id(int32_t dim) { return tLaunch->bid[dim]; }
+int64_t kiln_sim_block_dim(int32_t dim) { return tLaunch->block[dim]; }
+int64_t kiln_sim_grid_dim(int32_t dim) { return tLaunch->grid[dim]; }
+void kiln_sim_barrier(void) { kiln::rt::yieldAs(Fiber::AtBarrier); }
+int32_t kiln_sim_shuffle(int32_t value, int32_t offset, int32_t width, int32_t mode) {
+  Fiber &f = *tLaunch->current;
+  f.value = value, f.offset = offset, f.width = width, f.mode = mode;
+  kiln::rt::yieldAs(Fiber::AtShuffle);
+  return f.result;
+}
+int32_t kiln_sim_shuffle_valid(void) { return tLaunch->current->valid; }
+}
