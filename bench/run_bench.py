@@ -8,9 +8,10 @@ and PyTorch CPU eager on the same input in the same run, and print: compile time
 kernels, arena vs lower bound, Kiln and PyTorch latency and their ratio.
 
 On a machine where torch sees a GPU (and unless --no-cuda), also: compile for cuda,
-check the output there, time `kiln bench` on the cuda artifact and PyTorch eager and
-torch.compile (PyTorch >= 2) on the same GPU in the same run (CUDA events around each
-call after warm-up; p50), with the ratios.
+check the output there, and time Kiln (kiln_model_run_device on PyTorch's CUDA tensors
+and stream), PyTorch eager and torch.compile (PyTorch >= 2) on the same GPU in the same
+run (CUDA events around each call after warm-up; p50; tools/gpu-check's measure), with
+the ratios.
 
 With --write, the table goes to docs/results/DATE-bench-host.md (DATE-bench-cuda.md with
 the CUDA columns) and the compile reports to docs/results/DATE-reports/. Latency is p50
@@ -35,27 +36,21 @@ import torch
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 sys.path.insert(0, os.path.join(ROOT, "models"))
+sys.path.insert(0, os.path.join(ROOT, "tools", "gpu-check"))
 import export_zoo  # noqa: E402
+import gpu_check  # noqa: E402
 
 
-def torch_latency(model, x, iterations, device):
-    """p50 milliseconds of model(x) on `device` after two warm-up calls."""
+def torch_latency(model, x, iterations):
+    """p50 milliseconds of model(x) on the CPU after two warm-up calls."""
     with torch.no_grad():
         for _ in range(2):
             model(x)
         times = []
         for _ in range(iterations):
-            if device == "cuda":
-                start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                start.record()
-                model(x)
-                end.record()
-                torch.cuda.synchronize()
-                times.append(start.elapsed_time(end))
-            else:
-                t0 = time.perf_counter()
-                model(x)
-                times.append((time.perf_counter() - t0) * 1000)
+            t0 = time.perf_counter()
+            model(x)
+            times.append((time.perf_counter() - t0) * 1000)
     return float(np.median(times))
 
 
@@ -123,17 +118,19 @@ def main():
                 model, _ = export_zoo.build(name, batch)
                 model.eval()
                 x = torch.from_numpy(np.load(base + ".input.npy"))
-                row["torch_ms"] = torch_latency(model, x, args.iterations, "cpu")
+                row["torch_ms"] = torch_latency(model, x, args.iterations)
                 if cuda:
+                    # Device tensors on PyTorch's stream for both, CUDA events around each
+                    # call: the same measurement as tools/gpu-check.
                     row["cuda_compile_s"] = kiln_compile(args.kiln, base + ".onnx", out, "cuda",
                                                          ["--gpu-arch", "sm_90"])
-                    row["cuda_rel"] = kiln_check(args.kiln, out, base)
-                    row["kiln_cuda_ms"] = kiln_latency(args.kiln, out, args.iterations)
+                    g = gpu_check.measure(out, base, lambda: export_zoo.build(name, batch)[0],
+                                          args.iterations, True)
+                    row.update(cuda_rel=g.get("rel", float("nan")),
+                               kiln_cuda_ms=g.get("kiln_ms", float("nan")),
+                               eager_ms=g.get("eager_ms", float("nan")),
+                               compiled_ms=g.get("compiled_ms", float("nan")))
                     shutil.rmtree(out)
-                    model, x = model.cuda(), x.cuda()
-                    row["eager_ms"] = torch_latency(model, x, args.iterations, "cuda")
-                    row["compiled_ms"] = (torch_latency(torch.compile(model), x, args.iterations, "cuda")
-                                          if hasattr(torch, "compile") else float("nan"))
                 rows.append(row)
                 print(json.dumps(row), flush=True)
 

@@ -22,6 +22,9 @@ LLVM/MLIR. The work is split:
                 1e-4) and times Kiln, PyTorch eager and torch.compile on the same GPU
                 (CUDA events, p50 after warm-up). Prints a table, writes OUT/results.txt.
 
+On the device tool: `prepare build/gpu-check --kiln build/bin/kiln --bundle` here, then
+run `sh tools/gpu-check/device.sh` there carrying build/gpu-check (47 MB).
+
 `run` works against the mock driver too (KILN_CUDA_DRIVER=.../libkiln_mock_cuda.so),
 which checks every launch but computes nothing: a dry run of the whole procedure
 (values differ, as expected, and nothing is timed).
@@ -246,29 +249,20 @@ def cuda_p50(fn, iterations):
     return sorted(times)[len(times) // 2]
 
 
-def run_zoo_model(args, kiln, zoo, name, runtime, cxx):
-    """One zoo model: export (device PyTorch), compile (bundled kiln), build, run on
-    PyTorch's CUDA tensors and stream, compare, time next to eager and torch.compile."""
+def measure(model_dir, base, build_net, iterations, torch_compile):
+    """Runs MODEL_DIR's libmodel.so on BASE.input.npy and compares with BASE.output.npy
+    (max error relative to the reference's scale, 1e-4). With a GPU: on PyTorch's CUDA
+    tensors and stream (kiln_model_run_device), then times Kiln, the PyTorch model from
+    build_net() eager, and torch.compile (PyTorch >= 2) alike: CUDA events, p50 after
+    warm-up. Without (the mock driver): host buffers, nothing timed. A dict: status,
+    detail, rel, kiln_ms, eager_ms, compiled_ms."""
     import numpy as np
     import torch
-    sys.path.insert(0, os.path.join(args.out, "models"))
-    import export_zoo
-    row = {"model": name}
-    export_zoo.export(name, 1, False, zoo, 17, False)
-    out = os.path.join(zoo, name + ".cuda")
-    t0 = time.time()
-    r = subprocess.run([kiln, "compile", os.path.join(zoo, name + ".onnx"), "--target", "cuda",
-                        "--gpu-arch", args.gpu_arch, "-o", out, "--report", out + ".json"],
-                       capture_output=True, text=True)
-    row["compile_s"] = time.time() - t0
-    if r.returncode != 0:
-        return dict(row, status="fail", detail="compile: " + r.stderr.strip()[:200])
-    error = build_model(out, runtime, cxx)
-    m, model, error = (None, None, error) if error else load_model(out)
+    m, model, error = load_model(model_dir)
     if error:
-        return dict(row, status="fail", detail=error)
-    x = np.load(os.path.join(zoo, name + ".input.npy"))
-    ref = np.load(os.path.join(zoo, name + ".output.npy"))
+        return {"status": "fail", "detail": error}
+    x = np.load(base + ".input.npy")
+    ref = np.load(base + ".output.npy")
     gpu = torch.cuda.is_available()
     device = "cuda" if gpu else "cpu"
     xin = torch.from_numpy(x).to(device)
@@ -283,38 +277,54 @@ def run_zoo_model(args, kiln, zoo, name, runtime, cxx):
         return Tensor(code, t.dim(), shape, t.data_ptr())
     tin = (Tensor * 1)(tensor(xin))
     tout = (Tensor * len(outs))(*[tensor(t) for t in outs])
-    if gpu:
-        stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
+    stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream) if gpu else None
 
-        def run_kiln():
-            if m.kiln_model_run_device(model, tin, 1, tout, len(outs), stream) != 0:
-                raise RuntimeError(m.kiln_model_error(model).decode())
-    else:  # the mock driver: host buffers, staged copies, nothing to time
-
-        def run_kiln():
-            if m.kiln_model_run(model, tin, 1, tout, len(outs)) != 0:
-                raise RuntimeError(m.kiln_model_error(model).decode())
+    def run_kiln():
+        rc = m.kiln_model_run_device(model, tin, 1, tout, len(outs), stream) if gpu \
+            else m.kiln_model_run(model, tin, 1, tout, len(outs))
+        if rc != 0:
+            raise RuntimeError(m.kiln_model_error(model).decode())
     try:
         run_kiln()
         if gpu:
             torch.cuda.synchronize()
     except RuntimeError as e:
-        return dict(row, status="fail", detail="run: " + str(e)[:200])
+        return {"status": "fail", "detail": "run: " + str(e)[:200]}
     got = outs[0].cpu().numpy()
-    row["rel"] = float(np.abs(got.astype(np.float64) - ref).max() / max(np.abs(ref).max(), 1e-30))
+    row = {"rel": float(np.abs(got.astype(np.float64) - ref).max() / max(np.abs(ref).max(), 1e-30))}
     row["status"] = "pass" if row["rel"] <= 1e-4 and np.isfinite(got).all() else "fail"
     row["detail"] = "" if row["status"] == "pass" else f"max error {row['rel']:.2e} of scale"
     if gpu:
-        row["kiln_ms"] = cuda_p50(run_kiln, args.iterations)
+        row["kiln_ms"] = cuda_p50(run_kiln, iterations)
         torch.manual_seed(0)
-        net, _ = export_zoo.build(name, 1)
-        net = net.eval().to(device)
+        net = build_net().eval().to(device)
         with torch.no_grad():
-            row["eager_ms"] = cuda_p50(lambda: net(xin), args.iterations)
-            if args.torch_compile and hasattr(torch, "compile"):
+            row["eager_ms"] = cuda_p50(lambda: net(xin), iterations)
+            if torch_compile and hasattr(torch, "compile"):
                 compiled = torch.compile(net)
-                row["compiled_ms"] = cuda_p50(lambda: compiled(xin), args.iterations)
+                row["compiled_ms"] = cuda_p50(lambda: compiled(xin), iterations)
     return row
+
+
+def run_zoo_model(args, kiln, zoo, name, runtime, cxx):
+    """One zoo model: export (device PyTorch), compile (bundled kiln), build, measure."""
+    sys.path.insert(0, os.path.join(args.out, "models"))
+    import export_zoo
+    row = {"model": name}
+    export_zoo.export(name, 1, False, zoo, 17, False)
+    out = os.path.join(zoo, name + ".cuda")
+    t0 = time.time()
+    r = subprocess.run([kiln, "compile", os.path.join(zoo, name + ".onnx"), "--target", "cuda",
+                        "--gpu-arch", args.gpu_arch, "-o", out, "--report", out + ".json"],
+                       capture_output=True, text=True)
+    row["compile_s"] = time.time() - t0
+    if r.returncode != 0:
+        return dict(row, status="fail", detail="compile: " + r.stderr.strip()[:200])
+    error = build_model(out, runtime, cxx)
+    if error:
+        return dict(row, status="fail", detail=error)
+    return dict(row, **measure(out, os.path.join(zoo, name), lambda: export_zoo.build(name, 1)[0],
+                               args.iterations, args.torch_compile))
 
 
 def run_zoo(args, runtime, cxx):
