@@ -11,11 +11,13 @@ host: compile (--emit lib), run, compare.
 cuda: compile (--emit lib), assemble the PTX with ptxas for sm_80 and sm_90 when ptxas
       is installed, and run and compare when a CUDA driver is present (--cuda-run auto);
       without one the line says "not run".
+cuda-sim: the cuda kernels compiled for the host and run by the SIMT simulator: run and
+      compare, like host.
 
 Prints one line per model and target (max abs and relative error, kernels, compile and
 run wall time) and exits 1 if any failed.
 
-usage: run_models.py --kiln build/bin/kiln [--targets host,cuda] [--jobs N] MODEL...
+usage: run_models.py --kiln build/bin/kiln [--targets host,cuda,cuda-sim] [--jobs N] MODEL...
 """
 import argparse
 import concurrent.futures
@@ -99,7 +101,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--kiln", required=True)
-    ap.add_argument("--targets", default="host", help="comma-separated: host, cuda")
+    ap.add_argument("--targets", default="host", help="comma-separated: host, cuda, cuda-sim")
     ap.add_argument("--rtol", type=float, default=1e-4)
     ap.add_argument("--cuda-run", choices=["auto", "never"], default="auto")
     ap.add_argument("--jobs", type=int, default=1)
