@@ -1,6 +1,7 @@
 //===- Report.cpp - The compile report ------------------------------------===//
 #include "compiler/pipeline/Report.h"
 #include "dialects/kiln/KilnDialect.h"
+#include "passes/plan/MemoryPlan.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -62,40 +63,16 @@ void CompileReport::collectPlan(ModuleOp module) {
       naiveBytes = a.getInt();
     schedule.clear();
     buffers.clear();
-    // A slice holds one tensor from the launch that writes it to its last reader; the
-    // planner hands the same slice to a later tensor once that one is dead, so every
-    // write that is not in place starts a new buffer lifetime.
-    llvm::DenseMap<Value, size_t> current;
-    auto touch = [&](Value v, bool write, bool alsoRead) {
-      auto slice = v.getDefiningOp<SliceOp>();
-      if (!slice)
-        return; // inputs, outputs and weights live outside the arena
-      auto step = static_cast<int64_t>(schedule.size() - 1);
-      auto it = current.find(v);
-      if (it == current.end() || (write && !alsoRead)) {
-        current[v] = buffers.size();
-        buffers.push_back({static_cast<int64_t>(slice.getOffset()),
-                           static_cast<int64_t>(slice.getSize()), step, step});
-        return;
-      }
-      buffers[it->second].last = step;
-    };
     for (Operation &op : plan.getBody().front()) {
-      if (auto l = dyn_cast<LaunchOp>(op)) {
+      if (auto l = dyn_cast<LaunchOp>(op))
         schedule.push_back({l.getKernel().str(), static_cast<int64_t>(l.getStream())});
-        auto numInputs = static_cast<size_t>(l.getNumInputs());
-        auto operands = l.getBuffers();
-        auto inputs = operands.take_front(numInputs);
-        for (Value v : inputs)
-          touch(v, /*write=*/false, false);
-        for (Value v : operands.drop_front(numInputs))
-          touch(v, /*write=*/true, llvm::is_contained(inputs, v));
-      } else if (auto c = dyn_cast<CopyOp>(op)) {
+      else if (auto c = dyn_cast<CopyOp>(op))
         schedule.push_back({"copy", static_cast<int64_t>(c.getStream())});
-        touch(c.getSource(), /*write=*/false, false);
-        touch(c.getTarget(), /*write=*/true, c.getTarget() == c.getSource());
-      }
     }
+    for (const SliceInterval &iv : sliceIntervals(plan))
+      if (iv.first <= iv.last)
+        buffers.push_back({static_cast<int64_t>(iv.slice.getOffset()),
+                           static_cast<int64_t>(iv.slice.getSize()), iv.first, iv.last});
     std::set<int64_t> used;
     for (const Step &s : schedule)
       used.insert(s.stream);

@@ -24,23 +24,39 @@ using namespace mlir;
 namespace kiln {
 
 std::vector<SliceInterval> sliceIntervals(PlanOp plan) {
-  DenseMap<Value, size_t> index;
+  DenseMap<Value, size_t> current; // slice -> the interval of the tensor it holds now
   std::vector<SliceInterval> intervals;
   plan.getBody().walk([&](SliceOp s) {
-    index[s.getBuffer()] = intervals.size();
+    current[s.getBuffer()] = intervals.size();
     intervals.push_back({s, INT64_MAX, -1});
   });
   int64_t step = 0;
+  auto touch = [&](Value v, bool startsTensor) {
+    auto it = current.find(v);
+    if (it == current.end())
+      return; // inputs, outputs and weights live outside the arena
+    if (startsTensor && intervals[it->second].last >= 0) {
+      SliceOp slice = intervals[it->second].slice;
+      it->second = intervals.size();
+      intervals.push_back({slice, step, step});
+      return;
+    }
+    SliceInterval &iv = intervals[it->second];
+    iv.first = std::min(iv.first, step);
+    iv.last = std::max(iv.last, step);
+  };
   for (Operation &op : plan.getBody().front()) {
-    if (!isa<LaunchOp, CopyOp>(op))
+    if (auto l = dyn_cast<LaunchOp>(op)) {
+      auto inputs = l.getBuffers().take_front(static_cast<size_t>(l.getNumInputs()));
+      for (Value v : inputs)
+        touch(v, false);
+      for (Value v : l.getBuffers().drop_front(inputs.size()))
+        touch(v, !llvm::is_contained(inputs, v));
+    } else if (auto c = dyn_cast<CopyOp>(op)) {
+      touch(c.getSource(), false);
+      touch(c.getTarget(), c.getTarget() != c.getSource());
+    } else {
       continue;
-    for (Value v : op.getOperands()) {
-      auto it = index.find(v);
-      if (it == index.end())
-        continue;
-      SliceInterval &iv = intervals[it->second];
-      iv.first = std::min(iv.first, step);
-      iv.last = std::max(iv.last, step);
     }
     ++step;
   }

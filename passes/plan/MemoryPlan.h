@@ -1,8 +1,8 @@
 //===- MemoryPlan.h - Liveness of arena slices -----------------*- C++ -*-===//
 //
-// Shared by kiln-plan-memory and kiln-verify-memory-plan: the live interval of
-// every arena slice over the plan's launch order (a single stream: program order
-// is the happens-before order).
+// Shared by kiln-plan-memory, kiln-verify-memory-plan and the compile report: the
+// live intervals of the arena's tensors over the plan's launch order (a single
+// stream: program order is the happens-before order).
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_PASSES_PLAN_MEMORYPLAN_H
@@ -18,8 +18,13 @@ struct SliceInterval {
   int64_t last;  // index of the last one
 };
 
-/// Live intervals of every slice in `plan`, in slice order. Slices no launch
-/// touches get an empty interval (first > last).
+/// Live intervals of the tensors in `plan`'s slices: one per slice, in slice order
+/// (slices no launch touches get an empty interval, first > last), then one more for
+/// every later tensor a slice holds. Canonicalization merges identical slices, so in
+/// a finished plan one slice may hold several tensors in turn: a launch or copy that
+/// writes a slice without reading it starts a new tensor there (kernels never read
+/// what their outputs held). kiln-plan-memory runs before that merging, when every
+/// slice holds one tensor.
 std::vector<SliceInterval> sliceIntervals(PlanOp plan);
 
 /// The most bytes live at once (the lower bound of any arena).
