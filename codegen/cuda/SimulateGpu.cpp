@@ -60,32 +60,28 @@ struct SimulateGpuPass : PassWrapper<SimulateGpuPass, OperationPass<ModuleOp>> {
     OpBuilder b(module.getContext());
     b.setInsertionPoint(kernel->getParentOp());
     Location loc = kernel.getLoc();
-    // Shared memory: one global per attribution (one block runs at a time).
-    SmallVector<Value> shared;
-    for (auto [i, attribution] : llvm::enumerate(kernel.getWorkgroupAttributions())) {
-      auto type = cast<MemRefType>(attribution.getType());
-      auto plain = MemRefType::get(type.getShape(), type.getElementType());
-      std::string name = (kernel.getName() + "_shared" + std::to_string(i)).str();
-      b.create<memref::GlobalOp>(loc, name, b.getStringAttr("private"), plain, Attribute(),
-                                 /*constant=*/false, b.getI64IntegerAttr(64));
-      shared.push_back(attribution);
-    }
     if (!kernel.getPrivateAttributions().empty())
       return kernel.emitError("private attributions are not simulated");
+    // Shared memory: one global per attribution (one block runs at a time).
+    SmallVector<BlockArgument> shared(kernel.getWorkgroupAttributions());
+    SmallVector<memref::GlobalOp> globals;
+    for (auto [i, attribution] : llvm::enumerate(shared)) {
+      for (Operation *user : attribution.getUsers())
+        if (!isa<memref::LoadOp, memref::StoreOp>(user))
+          return user->emitError("shared memory used by an op the simulator does not take");
+      auto type = cast<MemRefType>(attribution.getType());
+      globals.push_back(b.create<memref::GlobalOp>(
+          loc, (kernel.getName() + "_shared" + std::to_string(i)).str(),
+          b.getStringAttr("private"), MemRefType::get(type.getShape(), type.getElementType()),
+          Attribute(), /*constant=*/false, b.getI64IntegerAttr(64)));
+    }
     auto fn = b.create<func::FuncOp>(loc, kernel.getName(), kernel.getFunctionType());
     fn.getBody().takeBody(kernel.getBody());
     Block &entry = fn.getBody().front();
     b.setInsertionPointToStart(&entry);
-    for (auto [i, attribution] : llvm::enumerate(shared)) {
-      auto type = cast<MemRefType>(attribution.getType());
-      auto plain = MemRefType::get(type.getShape(), type.getElementType());
-      Value global = b.create<memref::GetGlobalOp>(
-          loc, plain, (kernel.getName() + "_shared" + std::to_string(i)).str());
-      for (Operation *user : attribution.getUsers())
-        if (!isa<memref::LoadOp, memref::StoreOp>(user))
-          return user->emitError("shared memory used by an op the simulator does not take");
-      attribution.replaceAllUsesWith(global);
-    }
+    for (auto [i, global] : llvm::enumerate(globals))
+      shared[i].replaceAllUsesWith(
+          b.create<memref::GetGlobalOp>(loc, global.getType(), global.getSymName()));
     entry.eraseArguments(kernel.getNumArguments(), shared.size());
 
     LogicalResult result = success();

@@ -47,10 +47,9 @@ def cuda_driver_present():
         return False
 
 
-def compare(out, base):
+def compare(got, base):
     """(relative error or None on a shape mismatch, text) for the run's first output
     against PATH.output.npy."""
-    got = np.load(out)
     ref = np.load(base + ".output.npy")
     if got.shape != ref.shape:
         return None, f"shape {got.shape} != reference {ref.shape}"
@@ -92,8 +91,9 @@ def check(args, spec, target, work, run_cuda, ptxas):
     if p.returncode != 0:
         return False, f"FAIL {label}: run: {p.stderr.strip()}"
     written = [line.split(": ", 1)[1] for line in p.stdout.splitlines() if ": " in line]
-    rel, text = compare(written[0], base)
-    ok = rel is not None and rel <= args.rtol and np.isfinite(np.load(written[0])).all()
+    got = np.load(written[0])
+    rel, text = compare(got, base)
+    ok = rel is not None and rel <= args.rtol and np.isfinite(got).all()
     return ok, f"{'ok  ' if ok else 'FAIL'} {label}: {text} ({', '.join(facts)})"
 
 

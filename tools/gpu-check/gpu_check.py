@@ -133,6 +133,18 @@ class Info(ctypes.Structure):
                 ("shape", ctypes.POINTER(ctypes.c_int64))]
 
 
+def tensors(specs):
+    """[(shape, numpy dtype name, data pointer)] -> a kiln_tensor array for the C ABI
+    (the shape arrays it points to are kept alive with it)."""
+    codes = {v: k for k, v in DTYPES.items()}
+    shapes = [(ctypes.c_int64 * max(1, len(shape)))(*shape) for shape, _, _ in specs]
+    array = (Tensor * max(1, len(specs)))(
+        *[Tensor(codes[dtype], len(shape), dims, ptr)
+          for (shape, dtype, ptr), dims in zip(specs, shapes)])
+    array.shapes = shapes
+    return array
+
+
 def build_runtime(out, cxx):
     lib = os.path.join(out, "libkiln_runtime.a")
     objs = []
@@ -205,16 +217,9 @@ def run_test(test, runtime, cxx):
                                        key=lambda p: int(p.rsplit("_", 1)[1][:-3]))]
         refs = [load(p) for p in sorted(glob.glob(os.path.join(ds, "output_*.pb")),
                                         key=lambda p: int(p.rsplit("_", 1)[1][:-3]))]
-        keep = []
-
-        def tensor(a):
-            shape = (ctypes.c_int64 * max(1, a.ndim))(*a.shape)
-            keep.append(shape)
-            code = {v: k for k, v in DTYPES.items()}[str(a.dtype)]
-            return Tensor(code, a.ndim, shape, a.ctypes.data)
         outs = [np.zeros(shape, dtype=dtype) for shape, dtype in output_shapes(m, model)]
-        tin = (Tensor * max(1, len(ins)))(*[tensor(a) for a in ins])
-        tout = (Tensor * max(1, nout))(*[tensor(a) for a in outs])
+        tin = tensors([(a.shape, str(a.dtype), a.ctypes.data) for a in ins])
+        tout = tensors([(a.shape, str(a.dtype), a.ctypes.data) for a in outs])
         start = time.perf_counter()
         rc = m.kiln_model_run(model, tin, len(ins), tout, nout)
         seconds += time.perf_counter() - start
@@ -268,15 +273,8 @@ def measure(model_dir, base, build_net, iterations, torch_compile):
     xin = torch.from_numpy(x).to(device)
     outs = [torch.empty(shape, dtype=getattr(torch, dtype), device=device)
             for shape, dtype in output_shapes(m, model)]
-    keep = []
-
-    def tensor(t):
-        shape = (ctypes.c_int64 * max(1, t.dim()))(*t.shape)
-        keep.append(shape)
-        code = {v: k for k, v in DTYPES.items()}[str(t.dtype).replace("torch.", "")]
-        return Tensor(code, t.dim(), shape, t.data_ptr())
-    tin = (Tensor * 1)(tensor(xin))
-    tout = (Tensor * len(outs))(*[tensor(t) for t in outs])
+    tin, tout = [tensors([(t.shape, str(t.dtype).replace("torch.", ""), t.data_ptr())
+                          for t in ts]) for ts in ([xin], outs)]
     stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream) if gpu else None
 
     def run_kiln():

@@ -1,0 +1,53 @@
+// RUN: kiln-opt --kiln-gpu-to-sim --split-input-file --verify-diagnostics %s
+// What the SIMT simulator cannot take is an error at the op, not a wrong simulation.
+
+module attributes {gpu.container_module} {
+  gpu.module @kiln_kernels {
+    gpu.func @k0_s0(%x: memref<32xf64>) kernel {
+      %c0 = arith.constant 0 : index
+      %one = arith.constant 1 : i32
+      %w = arith.constant 32 : i32
+      %v = memref.load %x[%c0] : memref<32xf64>
+      // expected-error @+1 {{only 32-bit shuffles are simulated}}
+      %r, %ok = gpu.shuffle xor %v, %one, %w : f64
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+module attributes {gpu.container_module} {
+  gpu.module @kiln_kernels {
+    gpu.func @k0_s0(%x: memref<32xindex>) kernel {
+      // expected-error @+1 {{the simulator does not take gpu.lane_id}}
+      %l = gpu.lane_id
+      %c0 = arith.constant 0 : index
+      memref.store %l, %x[%c0] : memref<32xindex>
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+module attributes {gpu.container_module} {
+  gpu.module @kiln_kernels {
+    // expected-error @+1 {{private attributions are not simulated}}
+    gpu.func @k0_s0(%x: memref<4xf32>) private(%p: memref<4xf32, #gpu.address_space<private>>) kernel {
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+module attributes {gpu.container_module} {
+  gpu.module @kiln_kernels {
+    gpu.func @k0_s0(%x: memref<4xf32>) workgroup(%s: memref<8xf32, #gpu.address_space<workgroup>>) kernel {
+      // expected-error @+1 {{shared memory used by an op the simulator does not take}}
+      %v = memref.subview %s[0] [4] [1] : memref<8xf32, #gpu.address_space<workgroup>> to memref<4xf32, strided<[1]>, #gpu.address_space<workgroup>>
+      gpu.return
+    }
+  }
+}
