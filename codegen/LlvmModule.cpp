@@ -1,14 +1,26 @@
-//===- LlvmModule.cpp - From LLVM-dialect kernels to an optimized module --===//
+//===- LlvmModule.cpp - From LLVM-dialect kernels to machine code ---------===//
+//
+// This file implements what the host and cuda kernel writers share (LlvmModule.h).
+//
+//===----------------------------------------------------------------------===//
 #include "codegen/LlvmModule.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/DialectRegistry.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
 
+#include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
+#include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
 
 using namespace mlir;
@@ -18,6 +30,13 @@ namespace kiln {
 std::unique_ptr<llvm::Module> translateLlvmOps(Block &body, Location loc,
                                                llvm::LLVMContext &context,
                                                std::string &error) {
+  DialectRegistry registry;
+  registerBuiltinDialectTranslation(registry);
+  registerLLVMDialectTranslation(registry);
+  registerNVVMDialectTranslation(registry);
+  registerGPUDialectTranslation(registry);
+  loc.getContext()->appendDialectRegistry(registry);
+
   OwningOpRef<ModuleOp> kernels = ModuleOp::create(loc);
   OpBuilder b(kernels->getBodyRegion());
   for (Operation &op : body.getOperations()) {
@@ -36,8 +55,32 @@ std::unique_ptr<llvm::Module> translateLlvmOps(Block &body, Location loc,
   return module;
 }
 
-void optimizeModule(llvm::Module &module, llvm::TargetMachine &machine,
-                    const OptimizeOptions &options) {
+std::unique_ptr<llvm::TargetMachine>
+createTargetMachine(const std::string &triple, const std::string &cpu,
+                    const std::string &features, std::optional<llvm::Reloc::Model> reloc,
+                    std::string &error) {
+  std::string lookupError;
+  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, lookupError);
+  if (!target) {
+    error = "this LLVM has no backend for " + triple + ": " + lookupError;
+    return nullptr;
+  }
+  std::unique_ptr<llvm::TargetMachine> machine(
+      target->createTargetMachine(triple, cpu, features, llvm::TargetOptions(), reloc,
+                                  std::nullopt, llvm::CodeGenOptLevel::Aggressive));
+  if (!machine)
+    error = "cannot create a target machine for " + triple + " (" + cpu + ")";
+  return machine;
+}
+
+void setTarget(llvm::Module &module, llvm::TargetMachine &machine) {
+  module.setTargetTriple(machine.getTargetTriple().str());
+  module.setDataLayout(machine.createDataLayout());
+}
+
+/// LLVM's standard -O3 module pipeline, tuned for `machine`.
+static void optimizeModule(llvm::Module &module, llvm::TargetMachine &machine,
+                           const OptimizeOptions &options) {
   // LLVM's full unroller has no tuning option, only its command-line flag, which it
   // reads only when given: give it for this run, take it back after.
   llvm::cl::Option *fullUnroll =
@@ -59,6 +102,20 @@ void optimizeModule(llvm::Module &module, llvm::TargetMachine &machine,
   mpm.run(module, mam);
   if (capped)
     fullUnroll->reset();
+}
+
+bool compileModule(llvm::Module &module, llvm::TargetMachine &machine,
+                   const OptimizeOptions &options, llvm::CodeGenFileType type,
+                   llvm::raw_pwrite_stream &out, std::string &error) {
+  optimizeModule(module, machine, options);
+  llvm::legacy::PassManager codegen;
+  if (machine.addPassesToEmitFile(codegen, out, nullptr, type)) {
+    error = "the " + machine.getTargetTriple().str() + " backend cannot emit " +
+            (type == llvm::CodeGenFileType::ObjectFile ? "object files" : "assembly");
+    return false;
+  }
+  codegen.run(module);
+  return true;
 }
 
 } // namespace kiln

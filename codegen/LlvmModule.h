@@ -1,7 +1,8 @@
 //===- LlvmModule.h - From LLVM-dialect kernels to an optimized module -*- C++ -*-===//
 //
 // What the host and cuda targets share once their kernels are in the LLVM dialect:
-// translation to LLVM IR and LLVM's -O3 pipeline for the target machine.
+// translation to LLVM IR, the target machine, LLVM's -O3 pipeline and the backend
+// that writes object code or assembly.
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_CODEGEN_LLVMMODULE_H
@@ -9,6 +10,8 @@
 
 #include "mlir/IR/Block.h"
 #include "mlir/IR/Location.h"
+
+#include "llvm/Support/CodeGen.h"
 
 #include <memory>
 #include <optional>
@@ -18,6 +21,7 @@ namespace llvm {
 class LLVMContext;
 class Module;
 class TargetMachine;
+class raw_pwrite_stream;
 } // namespace llvm
 
 namespace kiln {
@@ -37,9 +41,21 @@ struct OptimizeOptions {
   std::optional<unsigned> fullUnrollMaxCount;
 };
 
-/// Runs LLVM's standard -O3 module pipeline, tuned for `machine` (host CPU or NVPTX).
-void optimizeModule(llvm::Module &module, llvm::TargetMachine &machine,
-                    const OptimizeOptions &options = {});
+/// The target machine for `triple` and `cpu` at -O3; null with `error` when this
+/// LLVM has no backend for it.
+std::unique_ptr<llvm::TargetMachine>
+createTargetMachine(const std::string &triple, const std::string &cpu,
+                    const std::string &features, std::optional<llvm::Reloc::Model> reloc,
+                    std::string &error);
+
+/// Gives `module` the machine's triple and data layout.
+void setTarget(llvm::Module &module, llvm::TargetMachine &machine);
+
+/// Runs LLVM's -O3 module pipeline tuned for `machine`, then its backend, writing
+/// `type` (object code or assembly) to `out`. False with `error`.
+bool compileModule(llvm::Module &module, llvm::TargetMachine &machine,
+                   const OptimizeOptions &options, llvm::CodeGenFileType type,
+                   llvm::raw_pwrite_stream &out, std::string &error);
 
 } // namespace kiln
 

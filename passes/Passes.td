@@ -1,7 +1,8 @@
 //===- Passes.td - Kiln's passes ---------------------------*- tablegen -*-===//
 //
-// Every Kiln pass is declared here; each has one .cpp under its phase's folder and
-// one lit test named after it in tests/lit/passes/.
+// Every Kiln pass is declared here; each has one .cpp under its phase's folder
+// (codegen/<target>/ for a target's codegen passes) and one lit test named after it
+// in tests/lit/passes/.
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_PASSES_TD
@@ -52,8 +53,9 @@ def ConvertOnnxToLinalg : Pass<"convert-onnx-to-linalg", "mlir::ModuleOp"> {
     } -> tensor<4xf32>
     ```
   }];
-  let dependentDialects = ["mlir::arith::ArithDialect", "mlir::linalg::LinalgDialect",
-                           "mlir::math::MathDialect", "mlir::tensor::TensorDialect"];
+  let dependentDialects = ["kiln::KilnDialect", "mlir::arith::ArithDialect",
+                           "mlir::linalg::LinalgDialect", "mlir::math::MathDialect",
+                           "mlir::tensor::TensorDialect"];
 }
 
 def FuseElementwise : Pass<"kiln-fuse-elementwise", "mlir::func::FuncOp"> {
@@ -112,6 +114,9 @@ def BuildPlan : Pass<"kiln-build-plan", "mlir::ModuleOp"> {
     tensors inside (to_tensor / materialize_in_destination), ready for one-shot
     bufferization. @main_graph becomes a kiln.plan of inputs, outputs, weights,
     arena slices and launches; offsets and streams are left to the next passes.
+    Outlined functions carry `kiln.kernel`; an input's or output's ONNX element
+    type, where the signless buffer lost it, moves from the function's
+    `kiln.element_type` to the `kiln.input`/`kiln.output` op.
   }];
   let dependentDialects = ["kiln::KilnDialect",
                            "mlir::bufferization::BufferizationDialect",
@@ -131,9 +136,9 @@ def PlanMemory : Pass<"kiln-plan-memory", "mlir::ModuleOp"> {
   let description = [{
     Liveness over the launch order; slices are placed greedily, largest first, at
     the lowest 64-byte aligned offset that overlaps no slice live at the same time
-    (buffer reuse). Weights are laid out one after another. Sets `arena_bytes`,
-    `weight_bytes` and records `kiln.lower_bound_bytes` (most bytes live at once)
-    and `kiln.naive_bytes` (the sum of all slices).
+    (buffer reuse). Weights are laid out one after another. Sets the plan's
+    `arena_bytes`, `weight_bytes`, `lower_bound_bytes` (most bytes live at once)
+    and `naive_bytes` (the sum of all slices).
   }];
 }
 
@@ -143,6 +148,93 @@ def VerifyMemoryPlan : Pass<"kiln-verify-memory-plan", "mlir::ModuleOp"> {
     Liveness over the plan's launch order; fails naming the offending slice, and
     when a slice leaves the arena.
   }];
+}
+
+//===----------------------------------------------------------------------===//
+// Codegen: the GPU targets (codegen/cuda, codegen/cuda-sim)
+//===----------------------------------------------------------------------===//
+
+def MapToGpu : Pass<"kiln-map-to-gpu", "mlir::ModuleOp"> {
+  let summary = "Map kernel functions to gpu.funcs (blocks, threads, shared memory)";
+  let description = [{
+    The first step of the cuda and cuda-sim codegen phases. Every kernel function
+    (memref arguments, linalg ops) becomes one or more `gpu.func`s in
+    `gpu.module @kiln_kernels`, one per top-level linalg op (a stage), mapped by
+    the first strategy that fits: tiled contraction (GEMM, batched GEMM,
+    convolution as implicit GEMM), block reduction, thread per output. The
+    gpu.module records the architecture (`#nvvm.target`); each `kiln.launch`
+    records its stages (`#kiln.gpu_stage`: function, grid, block, whether it
+    synchronizes) and its kernel-internal scratch bytes. Block reductions become
+    shuffles and shared memory (gpu.all_reduce lowering).
+
+    Before:
+    ```mlir
+    func.func @k0(%x: memref<1024xf32>, %y: memref<1024xf32>) attributes {kiln.kernel} {
+      linalg.generic {...} ins(%x) outs(%y) { ... }
+    }
+    kiln.plan @main { ... kiln.launch @k0(%x, %y) stream 0 ... }
+    ```
+    After:
+    ```mlir
+    gpu.module @kiln_kernels [#nvvm.target<chip = "sm_80", features = "+ptx70">] {
+      gpu.func @k0_s0(%x: memref<1024xf32>, %y: memref<1024xf32>) kernel { ... }
+    }
+    kiln.plan @main { ... kiln.launch @k0(%x, %y) stream 0 {gpu_stages = [
+        #kiln.gpu_stage<"k0_s0", grid = [1, 1, 1], block = [256, 1, 1], sync = false>],
+        scratch_bytes = 0 : i64} ... }
+    ```
+  }];
+  let options = [
+    Option<"gpuArch", "gpu-arch", "std::string", /*default=*/"\"sm_80\"",
+           "The GPU architecture (sm_80, sm_86, sm_89, sm_90)">,
+  ];
+  let dependentDialects = ["mlir::gpu::GPUDialect", "mlir::scf::SCFDialect",
+                           "mlir::arith::ArithDialect", "mlir::cf::ControlFlowDialect",
+                           "mlir::memref::MemRefDialect", "mlir::math::MathDialect",
+                           "mlir::NVVM::NVVMDialect"];
+}
+
+def ExpandGpuMath : Pass<"kiln-expand-gpu-math", "mlir::gpu::GPUModuleOp"> {
+  let summary = "Expand math that has no PTX instruction into arithmetic";
+  let description = [{
+    After kiln-map-to-gpu, on the cuda and cuda-sim targets alike: math.ipowi
+    becomes square-and-multiply; tan, sinh, cosh, asinh, acosh, atanh, powf, fpowi
+    and roundf their arithmetic expansions; exp, log, erf, tanh, ... MLIR's
+    polynomial approximations. What remains (f64 math, mostly) calls libdevice.
+
+    Before:
+    ```mlir
+    %r = math.ipowi %b, %e : i32
+    ```
+    After:
+    ```mlir
+    %r = scf.for ... iter_args(%acc = %c1, %base = %b, %exp = %e) { ... }
+    ```
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect", "mlir::scf::SCFDialect",
+                           "mlir::math::MathDialect"];
+}
+
+def SimulateGpu : Pass<"kiln-gpu-to-sim", "mlir::ModuleOp"> {
+  let summary = "Turn the mapped gpu.funcs into host functions that call the SIMT simulator";
+  let description = [{
+    The step that makes the cuda-sim target: every gpu.func of the gpu.module
+    becomes a host func.func whose thread and block ids, barriers and 32-bit
+    shuffles call the simulator (runtime/SimRuntime.h), and whose workgroup memory
+    is one global per attribution (the simulator runs one block at a time). A stage
+    that synchronizes but whose `#kiln.gpu_stage` says it does not is an error.
+
+    Before:
+    ```mlir
+    gpu.func @k0_s0(%x: memref<8xf32>) kernel { %t = gpu.thread_id x ... }
+    ```
+    After:
+    ```mlir
+    func.func @k0_s0(%x: memref<8xf32>) { %t = call @kiln_sim_thread_id(%c0) ... }
+    ```
+  }];
+  let dependentDialects = ["mlir::func::FuncDialect", "mlir::arith::ArithDialect",
+                           "mlir::memref::MemRefDialect"];
 }
 
 #endif // KILN_PASSES_TD

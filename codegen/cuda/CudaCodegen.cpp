@@ -1,17 +1,19 @@
 //===- CudaCodegen.cpp - The cuda target ----------------------------------===//
 //
 // This file implements the cuda codegen pipeline and PTX emission. After
-// kiln-map-to-gpu, the gpu.module is lowered with upstream passes (affine/scf to
-// cf, strided metadata, gpu + arith + memref + math to NVVM/LLVM with the bare
+// kiln-map-to-gpu (for the architecture its gpu-arch option names) and
+// kiln-expand-gpu-math, the gpu.module is lowered with upstream passes (affine/scf
+// to cf, strided metadata, gpu + arith + memref + math to NVVM/LLVM with the bare
 // pointer calling convention). emitPtx copies the module's LLVM-dialect contents
 // into a module of their own, translates them to LLVM IR, links libdevice only if
-// a function still needs it, runs the -O3 pipeline and the NVPTX backend.
+// a function still needs it, and compiles for the chip and PTX features of the
+// gpu.module's #nvvm.target.
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/cuda/CudaCodegen.h"
-#include "codegen/host/HostCodegen.h"
 
 #include "codegen/LlvmModule.h"
+#include "passes/Passes.h"
 
 #include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
 #include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
@@ -20,20 +22,14 @@
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
-#include "mlir/Pass/PassRegistry.h"
-#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
-#include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
-#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
-#include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
 #include "mlir/Transforms/Passes.h"
 
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Bitcode/BitcodeReader.h"
-#include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Linker/Linker.h"
-#include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/TargetSelect.h"
@@ -47,20 +43,6 @@ using namespace mlir;
 namespace kiln {
 
 namespace {
-struct GpuArch {
-  const char *name;
-  const char *ptxFeature; // the lowest PTX ISA that knows the architecture
-};
-constexpr GpuArch kArchs[] = {
-    {"sm_80", "+ptx70"}, {"sm_86", "+ptx71"}, {"sm_89", "+ptx78"}, {"sm_90", "+ptx78"}};
-
-const GpuArch *findArch(const std::string &arch) {
-  for (const GpuArch &a : kArchs)
-    if (arch == a.name)
-      return &a;
-  return nullptr;
-}
-
 /// libdevice, for math functions that still call __nv_* after polynomial
 /// expansion (f64 math, mostly). Searched only when needed.
 std::string findLibdevice() {
@@ -75,10 +57,15 @@ std::string findLibdevice() {
 }
 } // namespace
 
-bool isSupportedGpuArch(const std::string &arch) { return findArch(arch) != nullptr; }
+void buildGpuMappingPipeline(OpPassManager &pm, const std::string &gpuArch) {
+  MapToGpuOptions options;
+  options.gpuArch = gpuArch;
+  pm.addPass(createMapToGpu(options));
+  pm.addNestedPass<gpu::GPUModuleOp>(createExpandGpuMath());
+}
 
-void buildCudaCodegenPipeline(OpPassManager &pm) {
-  pm.addPass(createMapToGpu());
+void buildCudaCodegenPipeline(OpPassManager &pm, const std::string &gpuArch) {
+  buildGpuMappingPipeline(pm, gpuArch);
   OpPassManager &gpu = pm.nest<gpu::GPUModuleOp>();
   gpu.addPass(createLowerAffinePass());
   gpu.addPass(createConvertSCFToCFPass());
@@ -97,27 +84,21 @@ void buildCudaCodegenPipeline(OpPassManager &pm) {
   gpu.addPass(createCSEPass());
 }
 
-bool emitPtx(ModuleOp module, const std::string &archName, std::string &ptx,
-             std::string &error) {
-  const GpuArch *arch = findArch(archName);
-  if (!arch) {
-    error = "unknown GPU architecture '" + archName + "' (sm_80, sm_86, sm_89, sm_90)";
-    return false;
-  }
+bool emitPtx(ModuleOp module, std::string &ptx, std::string &error) {
   gpu::GPUModuleOp gpuModule;
   module.walk([&](gpu::GPUModuleOp m) { gpuModule = m; });
   if (!gpuModule) {
     error = "no gpu.module to translate (run the cuda codegen phase first)";
     return false;
   }
-  MLIRContext *ctx = module.getContext();
-  DialectRegistry registry;
-  registerBuiltinDialectTranslation(registry);
-  registerLLVMDialectTranslation(registry);
-  registerNVVMDialectTranslation(registry);
-  registerGPUDialectTranslation(registry);
-  ctx->appendDialectRegistry(registry);
-
+  NVVM::NVVMTargetAttr target;
+  if (ArrayAttr targets = gpuModule.getTargetsAttr(); targets && targets.size() == 1)
+    target = dyn_cast<NVVM::NVVMTargetAttr>(targets[0]);
+  if (!target) {
+    error = "gpu.module @" + gpuModule.getName().str() +
+            " has no #nvvm.target (kiln-map-to-gpu sets it)";
+    return false;
+  }
   llvm::LLVMContext llvmContext;
   std::unique_ptr<llvm::Module> llvmModule =
       translateLlvmOps(*gpuModule.getBody(), module.getLoc(), llvmContext, error);
@@ -127,18 +108,13 @@ bool emitPtx(ModuleOp module, const std::string &archName, std::string &ptx,
   LLVMInitializeNVPTXTargetInfo();
   LLVMInitializeNVPTXTargetMC();
   LLVMInitializeNVPTXAsmPrinter();
-  const std::string triple = "nvptx64-nvidia-cuda";
-  std::string lookupError;
-  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, lookupError);
-  if (!target) {
-    error = "this LLVM has no NVPTX backend: " + lookupError;
+  std::unique_ptr<llvm::TargetMachine> machine =
+      createTargetMachine(target.getTriple().str(), target.getChip().str(),
+                          target.getFeatures().str(), std::nullopt, error);
+  if (!machine)
     return false;
-  }
-  std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
-      triple, arch->name, arch->ptxFeature, llvm::TargetOptions(), std::nullopt,
-      std::nullopt, llvm::CodeGenOptLevel::Aggressive));
-  llvmModule->setTargetTriple(triple);
-  llvmModule->setDataLayout(machine->createDataLayout());
+  setTarget(*llvmModule, *machine);
+  const std::string triple = target.getTriple().str();
 
   // Math the polynomial expansions did not cover calls libdevice.
   std::vector<std::string> missing;
@@ -185,29 +161,13 @@ bool emitPtx(ModuleOp module, const std::string &archName, std::string &ptx,
         return false;
       }
   }
-  optimizeModule(*llvmModule, *machine);
   llvm::SmallString<0> text;
   llvm::raw_svector_ostream out(text);
-  llvm::legacy::PassManager codegen;
-  if (machine->addPassesToEmitFile(codegen, out, nullptr,
-                                   llvm::CodeGenFileType::AssemblyFile)) {
-    error = "the NVPTX backend cannot emit assembly";
+  if (!compileModule(*llvmModule, *machine, OptimizeOptions(),
+                     llvm::CodeGenFileType::AssemblyFile, out, error))
     return false;
-  }
-  codegen.run(*llvmModule);
   ptx.assign(text.begin(), text.end());
   return true;
-}
-
-void buildCudaSimCodegenPipeline(OpPassManager &pm) {
-  pm.addPass(createMapToGpu());
-  pm.addPass(createSimulateGpu());
-  buildHostCodegenPipeline(pm);
-}
-
-void registerCudaCodegenPasses() {
-  registerPass([] { return createMapToGpu(); });
-  registerPass([] { return createSimulateGpu(); });
 }
 
 } // namespace kiln

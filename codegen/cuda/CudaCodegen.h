@@ -1,41 +1,32 @@
-//===- CudaCodegen.h - The cuda target -------------------------*- C++ -*-===//
+//===- CudaCodegen.h - The cuda target's codegen phase ----------*- C++ -*-===//
 //
 // The cuda codegen phase: `kiln-map-to-gpu` turns every kernel into gpu.funcs
-// mapped to blocks and threads (MapToGpu.cpp), the gpu.module is lowered to the
-// NVVM/LLVM dialects, and emitPtx translates it to LLVM IR and runs LLVM's NVPTX
-// backend in-process. No CUDA toolkit is needed to compile a model.
+// mapped to blocks and threads for one architecture (GpuArch.h), recorded as the
+// gpu.module's #nvvm.target; `kiln-expand-gpu-math` replaces math without a PTX
+// instruction; the gpu.module is lowered to the NVVM/LLVM dialects, and emitPtx
+// translates it to LLVM IR and runs LLVM's NVPTX backend in-process. No CUDA
+// toolkit is needed to compile a model.
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_CODEGEN_CUDA_CUDACODEGEN_H
 #define KILN_CODEGEN_CUDA_CUDACODEGEN_H
 
 #include "mlir/IR/BuiltinOps.h"
-#include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
 
-#include <memory>
 #include <string>
 
 namespace kiln {
 
-/// The GPU architectures PTX can be generated for; sm_80 is the default (the
-/// driver JITs its PTX for newer GPUs).
-bool isSupportedGpuArch(const std::string &arch);
+/// kiln-map-to-gpu for `gpuArch`, then kiln-expand-gpu-math: the mapping the cuda
+/// and cuda-sim targets share.
+void buildGpuMappingPipeline(mlir::OpPassManager &pm, const std::string &gpuArch);
 
-std::unique_ptr<mlir::Pass> createMapToGpu();
-/// kiln-gpu-to-sim: the mapped gpu.funcs as host functions calling the simulator.
-std::unique_ptr<mlir::Pass> createSimulateGpu();
+/// The mapping, then gpu.module -> NVVM + LLVM dialects.
+void buildCudaCodegenPipeline(mlir::OpPassManager &pm, const std::string &gpuArch);
 
-/// kiln-map-to-gpu, then gpu.module -> NVVM + LLVM dialects.
-void buildCudaCodegenPipeline(mlir::OpPassManager &pm);
-/// The `cuda-sim` target: kiln-map-to-gpu, kiln-gpu-to-sim, then the host pipeline.
-void buildCudaSimCodegenPipeline(mlir::OpPassManager &pm);
-
-/// Translates `gpu.module @kiln_kernels` to PTX for `arch` (e.g. "sm_80").
-bool emitPtx(mlir::ModuleOp module, const std::string &arch, std::string &ptx,
-             std::string &error);
-
-void registerCudaCodegenPasses();
+/// Translates `gpu.module @kiln_kernels` to PTX for the chip of its #nvvm.target.
+bool emitPtx(mlir::ModuleOp module, std::string &ptx, std::string &error);
 
 } // namespace kiln
 

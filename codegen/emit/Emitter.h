@@ -1,14 +1,17 @@
 //===- Emitter.h - Write the artifact directory ----------------*- C++ -*-===//
 //
-// The emit phase: from the kiln.plan, write model.h and model.cpp (straight-line
-// code that checks the arguments, binds buffers and calls — host — or launches —
-// cuda — each kernel in order), model.weights (the constants at their planned
-// offsets, checksummed), model.ptx for cuda, and with `--emit lib` compile them
-// (with the host object) into libmodel.so.
+// The emit phase: the target's kernel writer compiles the codegen phase's output;
+// then, from the kiln.plan, model.weights (WeightsFile.h), model.h (which includes
+// kiln/runtime/Model.h), model.cpp (the interface tables, then the target's emit
+// hooks: straight-line code that checks the arguments, binds buffers and calls or
+// launches each kernel in plan order) and, with `--emit lib`, libmodel.so
+// (LibraryBuild.h).
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_CODEGEN_EMIT_EMITTER_H
 #define KILN_CODEGEN_EMIT_EMITTER_H
+
+#include "codegen/Target.h"
 
 #include "mlir/IR/BuiltinOps.h"
 
@@ -18,11 +21,6 @@ namespace kiln {
 
 struct EmitOptions {
   std::string outputDir;
-  bool cuda = false;         // the cuda runtime (else host calls)
-  bool simulate = false;     // cuda-sim: host object, gpu stages through the simulator
-  std::string objectFile;    // host: the kernels' object, already written
-  std::string ptx;           // cuda: the kernels' PTX
-  bool cudaGraph = false;    // cuda: capture a run as a CUDA graph, replay it
   bool buildLibrary = false; // also link libmodel.so
   bool embedWeights = false; // model_weights.S: the weights built into the model
   std::string compiler = "c++";
@@ -30,9 +28,10 @@ struct EmitOptions {
   std::string runtimeLibrary;
 };
 
-/// Writes the artifacts; on failure returns false with a one-line `error`.
-bool emitArtifacts(mlir::ModuleOp module, const EmitOptions &options,
-                   std::string &error);
+/// Compiles the kernels for `target` and writes the artifacts; `code` says what the
+/// kernel writer made. On failure returns false with a one-line `error`.
+bool emitArtifacts(mlir::ModuleOp module, const Target &target, const EmitOptions &options,
+                   KernelCode &code, std::string &error);
 
 } // namespace kiln
 

@@ -24,14 +24,9 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
-#include "mlir/IR/IRMapping.h"
-#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
-#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Transforms/Passes.h"
 
-#include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
-#include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
@@ -67,53 +62,35 @@ bool emitHostObject(ModuleOp module, const std::string &path,
                     const std::string &cpu, std::string &error) {
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
-  MLIRContext *ctx = module.getContext();
-  DialectRegistry registry;
-  registerBuiltinDialectTranslation(registry);
-  registerLLVMDialectTranslation(registry);
-  ctx->appendDialectRegistry(registry);
-
   llvm::LLVMContext llvmContext;
   std::unique_ptr<llvm::Module> llvmModule =
       translateLlvmOps(*module.getBody(), module.getLoc(), llvmContext, error);
   if (!llvmModule)
     return false;
-  std::string triple = llvm::sys::getDefaultTargetTriple();
-  std::string lookupError;
-  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, lookupError);
-  if (!target) {
-    error = "no LLVM target for " + triple + ": " + lookupError;
-    return false;
+  // "native": this CPU with the features it has, not those its model name implies
+  // (a virtual machine may hide AVX-512 from a CPU that has it).
+  std::string cpuName = cpu, features;
+  if (cpu == "native") {
+    cpuName = llvm::sys::getHostCPUName().str();
+    for (const auto &[feature, enabled] : llvm::sys::getHostCPUFeatures())
+      features += (features.empty() ? "" : ",") + std::string(enabled ? "+" : "-") +
+                  feature.str();
   }
-  std::string cpuName = cpu == "native" ? llvm::sys::getHostCPUName().str() : cpu;
-  llvm::TargetOptions targetOptions;
-  std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
-      triple, cpuName, "", targetOptions, llvm::Reloc::PIC_, std::nullopt,
-      llvm::CodeGenOptLevel::Aggressive));
-  if (!machine) {
-    error = "cannot create a target machine for " + cpuName;
+  std::unique_ptr<llvm::TargetMachine> machine = createTargetMachine(
+      llvm::sys::getDefaultTargetTriple(), cpuName, features, llvm::Reloc::PIC_, error);
+  if (!machine)
     return false;
-  }
-  llvmModule->setTargetTriple(triple);
-  llvmModule->setDataLayout(machine->createDataLayout());
-  OptimizeOptions optimize;
-  optimize.fullUnrollMaxCount = 4;
-  optimizeModule(*llvmModule, *machine, optimize);
+  setTarget(*llvmModule, *machine);
   std::error_code ec;
   llvm::raw_fd_ostream out(path, ec, llvm::sys::fs::OF_None);
   if (ec) {
     error = "cannot write " + path + ": " + ec.message();
     return false;
   }
-  llvm::legacy::PassManager codegen;
-  if (machine->addPassesToEmitFile(codegen, out, nullptr,
-                                   llvm::CodeGenFileType::ObjectFile)) {
-    error = "the target cannot emit object files";
-    return false;
-  }
-  codegen.run(*llvmModule);
-  out.flush();
-  return true;
+  OptimizeOptions optimize;
+  optimize.fullUnrollMaxCount = 4;
+  return compileModule(*llvmModule, *machine, optimize, llvm::CodeGenFileType::ObjectFile,
+                       out, error);
 }
 
 } // namespace kiln

@@ -2,12 +2,11 @@
 //
 // This file implements the phase pipelines. The plan phase also bufferizes the
 // outlined kernels (one-shot, writing straight into the plan's buffers), so that
-// codegen receives target-independent memref kernels plus the plan.
+// codegen receives target-independent memref kernels plus the plan; the codegen
+// phase is the target's own (codegen/Target.h).
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/pipeline/Pipeline.h"
-#include "codegen/cuda/CudaCodegen.h"
-#include "codegen/host/HostCodegen.h"
 #include "dialects/kiln/KilnDialect.h"
 #include "dialects/onnx/OnnxDialect.h"
 #include "passes/Passes.h"
@@ -43,16 +42,6 @@ std::optional<Phase> parsePhase(const std::string &name) {
                   Phase::Plan, Phase::Codegen, Phase::Emit})
     if (name == phaseName(p))
       return p;
-  return std::nullopt;
-}
-
-std::optional<Target> parseTarget(const std::string &name) {
-  if (name == "host")
-    return Target::Host;
-  if (name == "cuda")
-    return Target::Cuda;
-  if (name == "cuda-sim")
-    return Target::CudaSim;
   return std::nullopt;
 }
 
@@ -108,17 +97,7 @@ void buildPlanPipeline(OpPassManager &pm, const CompileOptions &) {
 }
 
 void buildCodegenPipeline(OpPassManager &pm, const CompileOptions &options) {
-  switch (options.target) {
-  case Target::Host:
-    buildHostCodegenPipeline(pm);
-    break;
-  case Target::Cuda:
-    buildCudaCodegenPipeline(pm);
-    break;
-  case Target::CudaSim:
-    buildCudaSimCodegenPipeline(pm);
-    break;
-  }
+  options.target->buildCodegenPipeline(pm);
 }
 
 void buildPipeline(OpPassManager &pm, Phase from, Phase to,
@@ -164,11 +143,7 @@ void registerPhasePipelines() {
                              [](OpPassManager &pm) { buildKernelsPipeline(pm, defaults); });
   PassPipelineRegistration<>("kiln-plan-pipeline", "Kiln's plan phase",
                              [](OpPassManager &pm) { buildPlanPipeline(pm, defaults); });
-  PassPipelineRegistration<>("kiln-host-codegen-pipeline", "Kiln's host codegen phase",
-                             [](OpPassManager &pm) { buildCodegenPipeline(pm, defaults); });
-  PassPipelineRegistration<>("kiln-cuda-codegen-pipeline", "Kiln's cuda codegen phase",
-                             [](OpPassManager &pm) { buildCudaCodegenPipeline(pm); });
-  registerCudaCodegenPasses();
+  registerCodegenPipelines();
 }
 
 } // namespace kiln

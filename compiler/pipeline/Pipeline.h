@@ -9,6 +9,8 @@
 #ifndef KILN_COMPILER_PIPELINE_PIPELINE_H
 #define KILN_COMPILER_PIPELINE_PIPELINE_H
 
+#include "codegen/Target.h"
+
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Pass/PassManager.h"
 
@@ -23,16 +25,10 @@ enum class Phase { Import, Graph, Tensor, Kernels, Plan, Codegen, Emit };
 std::optional<Phase> parsePhase(const std::string &name);
 const char *phaseName(Phase phase);
 
-enum class Target { Host, Cuda, CudaSim };
-
-/// "host" / "cuda" / "cuda-sim" -> Target. cuda-sim: the cuda target's kernels (the
-/// same mapping) compiled for the host and run by the SIMT simulator, a checker.
-std::optional<Target> parseTarget(const std::string &name);
-
 struct CompileOptions {
-  Target target = Target::Host;
-  /// cuda: the architecture PTX is generated for.
-  std::string gpuArch = "sm_80";
+  /// The target whose codegen phase runs (codegen/Target.h); only the codegen phase
+  /// reads it, every earlier phase is target-independent.
+  const Target *target = nullptr;
   /// Fuse elementwise chains in the kernels phase (off: one op per kernel).
   bool fuse = true;
 };
@@ -50,7 +46,8 @@ void buildPipeline(mlir::OpPassManager &pm, Phase from, Phase to,
 /// Every dialect and interface the compiler's phases need (no more).
 void registerCompilerDialects(mlir::DialectRegistry &registry);
 
-/// Registers the per-phase pipelines for kiln-opt.
+/// Registers the per-phase pipelines for kiln-opt (the codegen phase once per
+/// target: `kiln-<target>-codegen-pipeline`).
 void registerPhasePipelines();
 
 } // namespace kiln

@@ -57,10 +57,8 @@ void CompileReport::collectPlan(ModuleOp module) {
   module.walk([&](PlanOp plan) {
     arenaBytes = static_cast<int64_t>(plan.getArenaBytes());
     weightBytes = static_cast<int64_t>(plan.getWeightBytes());
-    if (auto a = plan->getAttrOfType<IntegerAttr>("kiln.lower_bound_bytes"))
-      lowerBoundBytes = a.getInt();
-    if (auto a = plan->getAttrOfType<IntegerAttr>("kiln.naive_bytes"))
-      naiveBytes = a.getInt();
+    lowerBoundBytes = static_cast<int64_t>(plan.getLowerBoundBytes().value_or(0));
+    naiveBytes = static_cast<int64_t>(plan.getNaiveBytes().value_or(0));
     schedule.clear();
     buffers.clear();
     for (Operation &op : plan.getBody().front()) {

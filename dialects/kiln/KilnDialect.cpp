@@ -1,21 +1,105 @@
 //===- KilnDialect.cpp - Kiln's kernels and plans -------------------------===//
 //
-// This file implements the kiln dialect: registration and the kernel verifier.
+// This file implements the kiln dialect: registration, the verifiers of its ops
+// and attributes, and of the discardable attributes it declares (kiln.kernel on
+// outlined kernel functions, kiln.element_type on function arguments and results).
 //
 //===----------------------------------------------------------------------===//
 #include "dialects/kiln/KilnDialect.h"
+
+#include "mlir/IR/DialectImplementation.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+#include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
 using namespace kiln;
 
 #include "dialects/kiln/KilnDialect.cpp.inc"
 
+#define GET_ATTRDEF_CLASSES
+#include "dialects/kiln/KilnAttrs.cpp.inc"
+
 void KilnDialect::initialize() {
   addOperations<
 #define GET_OP_LIST
 #include "dialects/kiln/KilnOps.cpp.inc"
       >();
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "dialects/kiln/KilnAttrs.cpp.inc"
+      >();
 }
+
+//===----------------------------------------------------------------------===//
+// Discardable attributes
+//===----------------------------------------------------------------------===//
+
+LogicalResult KilnDialect::verifyOperationAttribute(Operation *op, NamedAttribute attr) {
+  if (attr.getName() == getKernelAttrHelper().getName()) {
+    if (!isa<UnitAttr>(attr.getValue()))
+      return op->emitError() << attr.getName() << " must be a unit attribute";
+    if (!isa<FunctionOpInterface>(op))
+      return op->emitError() << attr.getName() << " marks kernel functions only";
+    return success();
+  }
+  if (attr.getName() == getElementTypeAttrHelper().getName())
+    return op->emitError() << attr.getName()
+                           << " belongs on function arguments and results";
+  return op->emitError() << "unknown kiln attribute " << attr.getName();
+}
+
+/// kiln.element_type: a TypeAttr holding an integer or float type.
+static LogicalResult verifyValueAttribute(Operation *op, NamedAttribute attr,
+                                          const char *what) {
+  if (attr.getName() != KilnDialect::ElementTypeAttrHelper::getNameStr())
+    return op->emitError() << "unknown kiln " << what << " attribute " << attr.getName();
+  auto type = dyn_cast<TypeAttr>(attr.getValue());
+  if (!type || !type.getValue().isIntOrFloat())
+    return op->emitError() << attr.getName() << " must be an integer or float type";
+  return success();
+}
+
+LogicalResult KilnDialect::verifyRegionArgAttribute(Operation *op, unsigned, unsigned,
+                                                    NamedAttribute attr) {
+  return verifyValueAttribute(op, attr, "argument");
+}
+
+LogicalResult KilnDialect::verifyRegionResultAttribute(Operation *op, unsigned, unsigned,
+                                                       NamedAttribute attr) {
+  return verifyValueAttribute(op, attr, "result");
+}
+
+//===----------------------------------------------------------------------===//
+// Attributes
+//===----------------------------------------------------------------------===//
+
+LogicalResult GpuStageAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                   StringAttr function, ArrayRef<int64_t> grid,
+                                   ArrayRef<int64_t> block, BoolAttr sync) {
+  if (!function || function.getValue().empty())
+    return emitError() << "gpu stage needs a function name";
+  if (grid.size() != 3 || block.size() != 3)
+    return emitError() << "gpu stage " << function << " needs a 3-d grid and block";
+  int64_t threads = 1;
+  for (int64_t d : block) {
+    if (d < 1)
+      return emitError() << "gpu stage " << function << " has a block dimension < 1";
+    threads *= d;
+  }
+  if (threads > 1024)
+    return emitError() << "gpu stage " << function << " has " << threads
+                       << " threads per block (at most 1024)";
+  for (int64_t d : grid)
+    if (d < 1 || d > INT32_MAX)
+      return emitError() << "gpu stage " << function << " has a grid dimension out of range";
+  if (!sync)
+    return emitError() << "gpu stage " << function << " needs sync";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Ops
+//===----------------------------------------------------------------------===//
 
 LogicalResult KernelOp::verify() {
   Block &body = getBody().front();
@@ -29,6 +113,53 @@ LogicalResult KernelOp::verify() {
   auto yield = cast<YieldOp>(body.getTerminator());
   if (yield.getValues().getTypes() != getResultTypes())
     return emitOpError() << "yields types that differ from its results";
+  return success();
+}
+
+/// The ops of type `IoOp` in `plan`, ordered by index; false with a diagnostic when
+/// the indices are not 0..n-1, each once.
+template <typename IoOp>
+static LogicalResult collectByIndex(PlanOp plan, const char *what,
+                                    SmallVectorImpl<IoOp> &ordered) {
+  SmallVector<IoOp> ops(plan.getBody().getOps<IoOp>());
+  ordered.assign(ops.size(), IoOp());
+  for (IoOp op : ops) {
+    uint64_t index = op.getIndex();
+    if (index >= ops.size())
+      return op.emitOpError() << "index " << index << " of " << ops.size() << " " << what
+                              << "s is out of range";
+    if (ordered[index])
+      return op.emitOpError() << what << " " << index << " is bound twice";
+    ordered[index] = op;
+  }
+  return success();
+}
+
+SmallVector<InputOp> PlanOp::getInputOps() {
+  SmallVector<InputOp> ops;
+  (void)collectByIndex(*this, "input", ops);
+  return ops;
+}
+
+SmallVector<OutputOp> PlanOp::getOutputOps() {
+  SmallVector<OutputOp> ops;
+  (void)collectByIndex(*this, "output", ops);
+  return ops;
+}
+
+LogicalResult PlanOp::verify() {
+  SmallVector<InputOp> inputs;
+  SmallVector<OutputOp> outputs;
+  return success(succeeded(collectByIndex(*this, "input", inputs)) &&
+                 succeeded(collectByIndex(*this, "output", outputs)));
+}
+
+LogicalResult LaunchOp::verify() {
+  if (getNumInputs() > getBuffers().size())
+    return emitOpError() << "reads " << getNumInputs() << " buffers but has "
+                         << getBuffers().size();
+  if (getGpuStages().has_value() != getScratchBytes().has_value())
+    return emitOpError() << "needs gpu_stages and scratch_bytes together";
   return success();
 }
 

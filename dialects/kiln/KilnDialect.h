@@ -1,4 +1,10 @@
 //===- KilnDialect.h - Kiln's kernels and plans ----------------*- C++ -*-===//
+//
+// The kiln dialect (KilnOps.td): kernels on tensors, the plan on buffers, and the
+// attributes phases hand to each other (#kiln.gpu_stage, kiln.kernel,
+// kiln.element_type).
+//
+//===----------------------------------------------------------------------===//
 #ifndef KILN_DIALECTS_KILN_KILNDIALECT_H
 #define KILN_DIALECTS_KILN_KILNDIALECT_H
 
@@ -14,6 +20,9 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include "dialects/kiln/KilnDialect.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "dialects/kiln/KilnAttrs.h.inc"
 
 #define GET_OP_CLASSES
 #include "dialects/kiln/KilnOps.h.inc"

@@ -5,10 +5,17 @@
 // inputs and outputs it binds, and the ordered launches of outlined kernel
 // functions, each with a stream.
 //
+// Everything one phase writes and a later one reads is declared here, with a
+// verifier: the ops and their attributes, `#kiln.gpu_stage` (a launch's mapping to
+// the GPU, written by kiln-map-to-gpu, read by the emitter), and two discardable
+// attributes: `kiln.kernel` (an outlined kernel function) and `kiln.element_type`
+// (an argument's or result's ONNX element type where the signless type lost it).
+//
 //===----------------------------------------------------------------------===//
 #ifndef KILN_KILN_OPS_TD
 #define KILN_KILN_OPS_TD
 
+include "mlir/IR/AttrTypeBase.td"
 include "mlir/IR/OpBase.td"
 include "mlir/IR/SymbolInterfaces.td"
 include "mlir/IR/BuiltinAttributeInterfaces.td"
@@ -19,7 +26,46 @@ def Kiln_Dialect : Dialect {
   let name = "kiln";
   let summary = "Kiln's kernels and execution plans";
   let cppNamespace = "::kiln";
+  let discardableAttrs = (ins
+    "::mlir::UnitAttr":$kernel,
+    "::mlir::TypeAttr":$element_type
+  );
+  let useDefaultAttributePrinterParser = 1;
+  let hasOperationAttrVerify = 1;
+  let hasRegionArgAttrVerify = 1;
+  let hasRegionResultAttrVerify = 1;
 }
+
+//===----------------------------------------------------------------------===//
+// Attributes
+//===----------------------------------------------------------------------===//
+
+def Kiln_GpuStageAttr : AttrDef<Kiln_Dialect, "GpuStage"> {
+  let mnemonic = "gpu_stage";
+  let summary = "One GPU launch of a kernel: its function and geometry";
+  let description = [{
+    kiln-map-to-gpu maps a kernel to one or more stages, launched in order on the
+    kernel's stream; each is a `gpu.func` of `gpu.module @kiln_kernels` (a host
+    function on cuda-sim) with a grid and a block of three dimensions. `sync` says
+    whether the stage's threads meet at barriers or exchange values by shuffles
+    (the simulator then runs them as fibers).
+
+    ```mlir
+    #kiln.gpu_stage<"k0_s0", grid = [4, 1, 1], block = [256, 1, 1], sync = false>
+    ```
+  }];
+  let parameters = (ins "::mlir::StringAttr":$function,
+                        ArrayRefParameter<"int64_t">:$grid,
+                        ArrayRefParameter<"int64_t">:$block,
+                        "::mlir::BoolAttr":$sync);
+  let assemblyFormat = [{
+    `<` $function `,` `grid` `=` `[` $grid `]` `,` `block` `=` `[` $block `]` `,`
+    `sync` `=` $sync `>`
+  }];
+  let genVerifyDecl = 1;
+}
+
+def Kiln_GpuStageArrayAttr : TypedArrayAttrBase<Kiln_GpuStageAttr, "GPU stages">;
 
 class Kiln_Op<string mnemonic, list<Trait> traits = []>
     : Op<Kiln_Dialect, mnemonic, traits>;
@@ -72,24 +118,42 @@ def Kiln_PlanOp : Kiln_Op<"plan", [Symbol, NoTerminator, SingleBlock]> {
     tensors, `kiln.weight` the constants (laid out in the weights blob),
     `kiln.slice` the intermediates (in one arena), and `kiln.launch` calls outlined
     kernel functions in order, each on a stream. `arena_bytes` and `weight_bytes`
-    are set by memory planning (-1 before).
+    are set by memory planning (-1 before), which also records the most bytes live
+    at once (`lower_bound_bytes`) and the sum of all slices (`naive_bytes`).
+    Inputs are numbered 0..n-1 and outputs 0..m-1, each exactly once.
   }];
   let arguments = (ins SymbolNameAttr:$sym_name, I64Attr:$arena_bytes,
-                       I64Attr:$weight_bytes);
+                       I64Attr:$weight_bytes,
+                       OptionalAttr<I64Attr>:$lower_bound_bytes,
+                       OptionalAttr<I64Attr>:$naive_bytes);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = "$sym_name attr-dict-with-keyword $body";
+  let builders = [OpBuilder<(ins "::llvm::StringRef":$name), [{
+    build($_builder, $_state, name, -1, -1, nullptr, nullptr);
+  }]>];
+  let extraClassDeclaration = [{
+    /// The plan's inputs and outputs, ordered by index.
+    ::llvm::SmallVector<InputOp> getInputOps();
+    ::llvm::SmallVector<OutputOp> getOutputOps();
+  }];
+  let hasVerifier = 1;
 }
 
 def Kiln_InputOp : Kiln_Op<"input"> {
   let summary = "The caller's buffer for a model input (kept even when unused:\n                 it is part of the interface)";
-  let arguments = (ins I64Attr:$index, StrAttr:$name);
+  let description = [{
+    `element_type`, when present, is the input's ONNX element type where the
+    buffer's signless type lost its signedness (ui8 for an i8 buffer).
+  }];
+  let arguments = (ins I64Attr:$index, StrAttr:$name, OptionalAttr<TypeAttr>:$element_type);
   let results = (outs AnyStaticShapeMemRef:$buffer);
   let assemblyFormat = "$index $name attr-dict `:` type($buffer)";
 }
 
 def Kiln_OutputOp : Kiln_Op<"output"> {
   let summary = "The caller's buffer for a model output";
-  let arguments = (ins I64Attr:$index, StrAttr:$name);
+  let description = [{ `element_type` as on `kiln.input`. }];
+  let arguments = (ins I64Attr:$index, StrAttr:$name, OptionalAttr<TypeAttr>:$element_type);
   let results = (outs AnyStaticShapeMemRef:$buffer);
   let assemblyFormat = "$index $name attr-dict `:` type($buffer)";
 }
@@ -112,12 +176,22 @@ def Kiln_LaunchOp : Kiln_Op<"launch"> {
   let summary = "Runs an outlined kernel function on a stream";
   let description = [{
     Operands are the kernel's buffers: first `num_inputs` read, the rest written.
+    On the GPU targets, kiln-map-to-gpu records how the kernel runs: its stages
+    (`gpu_stages`, launched in order) and the bytes of kernel-internal scratch they
+    share (`scratch_bytes`).
   }];
   let arguments = (ins FlatSymbolRefAttr:$kernel, Variadic<AnyStaticShapeMemRef>:$buffers,
-                       I64Attr:$num_inputs, I64Attr:$stream);
+                       I64Attr:$num_inputs, I64Attr:$stream,
+                       OptionalAttr<Kiln_GpuStageArrayAttr>:$gpu_stages,
+                       OptionalAttr<I64Attr>:$scratch_bytes);
   let assemblyFormat = [{
     $kernel `(` $buffers `)` `stream` $stream attr-dict `:` type($buffers)
   }];
+  let builders = [OpBuilder<(ins "::llvm::StringRef":$kernel, "::mlir::ValueRange":$buffers,
+                                 "int64_t":$numInputs), [{
+    build($_builder, $_state, kernel, buffers, numInputs, -1, nullptr, nullptr);
+  }]>];
+  let hasVerifier = 1;
 }
 
 def Kiln_CopyOp : Kiln_Op<"copy"> {

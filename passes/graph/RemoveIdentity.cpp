@@ -1,7 +1,10 @@
 //===- RemoveIdentity.cpp - Remove Identity and inference Dropout ---------===//
 //
 // This file implements kiln-remove-identity (see Passes.td): values that an
-// Identity or an inference-mode Dropout forward are replaced by their source.
+// Identity or an inference-mode Dropout forward are replaced by their source, and
+// a Dropout's mask, where used, by a constant all true. This is the one place
+// Dropout is removed: a Dropout left (training mode) has no lowering and fails
+// naming its node.
 //
 //===----------------------------------------------------------------------===//
 #include "dialects/onnx/OnnxDialect.h"
@@ -28,6 +31,35 @@ bool isInferenceMode(Value trainingMode) {
   return value && value.isSplat() && !value.getSplatValue<bool>();
 }
 
+/// A constant all-true tensor of `type` (a Dropout mask at inference); null when
+/// the type has no static shape.
+Value allTrue(OpBuilder &b, Location loc, Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor || !tensor.hasStaticShape())
+    return nullptr;
+  auto value = DenseElementsAttr::get(tensor, true);
+  auto constant = b.create<kiln::onnx::ConstantOp>(loc, TypeRange{tensor}, ValueRange{});
+  constant.setValueAttr(value);
+  return constant.getResult();
+}
+
+/// Replaces an inference-mode Dropout's output by its data and its mask by all
+/// true; false when the Dropout stays.
+bool removeDropout(Operation *op, Value data, Value output, Value mask) {
+  if (data.getType() != output.getType())
+    return false;
+  Value ones;
+  if (!mask.use_empty()) {
+    OpBuilder b(op);
+    ones = allTrue(b, op->getLoc(), mask.getType());
+    if (!ones)
+      return false;
+    mask.replaceAllUsesWith(ones);
+  }
+  output.replaceAllUsesWith(data);
+  return true;
+}
+
 struct RemoveIdentityPass
     : kiln::impl::RemoveIdentityBase<RemoveIdentityPass> {
   void runOnOperation() override {
@@ -40,13 +72,19 @@ struct RemoveIdentityPass
         dead.push_back(op);
         return;
       }
-      auto dropout = dyn_cast<kiln::onnx::DropoutOp>(op);
-      if (!dropout || !isInferenceMode(dropout.getTrainingMode()) ||
-          !dropout.getMask().use_empty() ||
-          dropout.getData().getType() != dropout.getOutput().getType())
+      if (auto dropout = dyn_cast<kiln::onnx::DropoutOp>(op)) {
+        if (isInferenceMode(dropout.getTrainingMode()) &&
+            removeDropout(op, dropout.getData(), dropout.getOutput(), dropout.getMask()))
+          dead.push_back(op);
         return;
-      dropout.getOutput().replaceAllUsesWith(dropout.getData());
-      dead.push_back(op);
+      }
+      // Dropout-1 to 11: inference unless is_test says 0 (opsets 1-6).
+      if (auto dropout = dyn_cast<kiln::onnx::DropoutV10Op>(op)) {
+        std::optional<uint64_t> isTest = dropout.getIsTest();
+        if ((!isTest || *isTest) &&
+            removeDropout(op, dropout.getData(), dropout.getOutput(), dropout.getMask()))
+          dead.push_back(op);
+      }
     });
     for (Operation *op : dead)
       op->erase();

@@ -29,13 +29,14 @@ struct ConvertOnnxToLinalgPass
     kiln::OnnxTypeConverter converter;
 
     // Keep the ONNX element types of the model's interface for the emitter.
+    StringRef elementType = kiln::KilnDialect::ElementTypeAttrHelper::getNameStr();
     module.walk([&](func::FuncOp func) {
       FunctionType type = func.getFunctionType();
       for (unsigned i = 0; i < type.getNumInputs(); ++i)
-        func.setArgAttr(i, "kiln.element_type",
+        func.setArgAttr(i, elementType,
                         TypeAttr::get(getElementTypeOrSelf(type.getInput(i))));
       for (unsigned i = 0; i < type.getNumResults(); ++i)
-        func.setResultAttr(i, "kiln.element_type",
+        func.setResultAttr(i, elementType,
                            TypeAttr::get(getElementTypeOrSelf(type.getResult(i))));
     });
 
@@ -54,7 +55,10 @@ struct ConvertOnnxToLinalgPass
     kiln::populateElementwiseLoweringPatterns(patterns, converter);
     kiln::populateConstantLoweringPatterns(patterns, converter);
     kiln::populateMatMulLoweringPatterns(patterns, converter);
-    kiln::populateShapeLoweringPatterns(patterns, converter);
+    kiln::populateViewLoweringPatterns(patterns, converter);
+    kiln::populateIndexingLoweringPatterns(patterns, converter);
+    kiln::populateResampleLoweringPatterns(patterns, converter);
+    kiln::populateGeneratorLoweringPatterns(patterns, converter);
     kiln::populateReductionLoweringPatterns(patterns, converter);
     kiln::populateNormalizationLoweringPatterns(patterns, converter);
     kiln::populateConvPoolLoweringPatterns(patterns, converter);

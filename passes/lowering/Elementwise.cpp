@@ -551,43 +551,11 @@ struct CastLowering : ConversionPattern {
   }
 };
 
-/// Dropout at inference: the data passes through; a requested mask is all true.
-struct DropoutLowering : ConversionPattern {
-  DropoutLowering(TypeConverter &converter, MLIRContext *ctx)
-      : ConversionPattern(converter, MatchAnyOpTypeTag(), 1, ctx) {}
-  LogicalResult
-  matchAndRewrite(Operation *op, ArrayRef<Value> operands,
-                  ConversionPatternRewriter &rewriter) const override {
-    if (!op->getName().getStringRef().starts_with("onnx.Dropout"))
-      return failure();
-    // training_mode (Dropout-12+) must be absent or a constant false.
-    if (op->getNumOperands() > 2 && !isa<NoneType>(op->getOperand(2).getType())) {
-      SmallVector<int64_t> mode;
-      if (!getConstantInts(op->getOperand(2), mode) || mode.size() != 1 || mode[0])
-        return failure();
-    }
-    if (auto isTest = op->getAttrOfType<IntegerAttr>("is_test"); isTest && !isTest.getInt())
-      return failure();
-    SmallVector<Value> results{operands[0]};
-    Location loc = op->getLoc();
-    for (Value r : op->getResults().drop_front()) {
-      if (isa<NoneType>(r.getType())) {
-        results.push_back(rewriter.create<onnx::NoValueOp>(loc, rewriter.getNoneType()));
-        continue;
-      }
-      auto type = cast<RankedTensorType>(getTypeConverter()->convertType(r.getType()));
-      results.push_back(filledTensor(rewriter, loc, type, 1));
-    }
-    rewriter.replaceOp(op, results);
-    return success();
-  }
-};
-
 } // namespace
 
 void populateElementwiseLoweringPatterns(RewritePatternSet &patterns,
                                          TypeConverter &converter) {
-  patterns.add<ElementwiseLowering, ClipLowering, CastLowering, DropoutLowering>(
+  patterns.add<ElementwiseLowering, ClipLowering, CastLowering>(
       converter, patterns.getContext());
 }
 

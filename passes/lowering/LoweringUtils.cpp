@@ -180,4 +180,10 @@ bool normalizeAxis(int64_t &axis, int64_t rank) {
   return true;
 }
 
+RankedTensorType resultTypeOf(const TypeConverter *converter, Operation *op,
+                              unsigned index) {
+  return dyn_cast_or_null<RankedTensorType>(
+      converter->convertType(op->getResult(index).getType()));
+}
+
 } // namespace kiln

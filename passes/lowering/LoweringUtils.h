@@ -63,6 +63,11 @@ mlir::Value reshapeTo(mlir::OpBuilder &b, mlir::Location loc, mlir::Value value,
 
 /// Reads a constant integer tensor operand (an onnx.Constant or arith.constant);
 /// false when it is not a compile-time constant.
+/// The converted type of `op`'s result `index`, or null when it is not a ranked
+/// tensor.
+mlir::RankedTensorType resultTypeOf(const mlir::TypeConverter *converter,
+                                    mlir::Operation *op, unsigned index = 0);
+
 bool getConstantInts(mlir::Value value, llvm::SmallVectorImpl<int64_t> &out);
 
 /// A run-time index into a dimension of size `dim`, counting from the end when
@@ -81,7 +86,13 @@ void populateConstantLoweringPatterns(mlir::RewritePatternSet &patterns,
                                       mlir::TypeConverter &converter);
 void populateMatMulLoweringPatterns(mlir::RewritePatternSet &patterns,
                                     mlir::TypeConverter &converter);
-void populateShapeLoweringPatterns(mlir::RewritePatternSet &patterns,
+void populateViewLoweringPatterns(mlir::RewritePatternSet &patterns,
+                                  mlir::TypeConverter &converter);
+void populateIndexingLoweringPatterns(mlir::RewritePatternSet &patterns,
+                                      mlir::TypeConverter &converter);
+void populateResampleLoweringPatterns(mlir::RewritePatternSet &patterns,
+                                      mlir::TypeConverter &converter);
+void populateGeneratorLoweringPatterns(mlir::RewritePatternSet &patterns,
                                    mlir::TypeConverter &converter);
 void populateReductionLoweringPatterns(mlir::RewritePatternSet &patterns,
                                        mlir::TypeConverter &converter);

@@ -43,7 +43,7 @@ func::FuncOp outline(OpBuilder &b, kiln::KernelOp kernel) {
   auto func = b.create<func::FuncOp>(kernel.getLoc(), kernel.getName(),
                                      b.getFunctionType(argTypes, {}));
   // Public: each kernel is an external symbol of the target's object.
-  func->setAttr("kiln.kernel", b.getUnitAttr());
+  kiln::KilnDialect::KernelAttrHelper(b.getContext()).setAttr(func, b.getUnitAttr());
   Block *entry = func.addEntryBlock();
   OpBuilder fb = OpBuilder::atBlockEnd(entry);
   IRMapping mapping;
@@ -79,14 +79,7 @@ struct BuildPlanPass : kiln::impl::BuildPlanBase<BuildPlanPass> {
     }
     OpBuilder b(module.getBodyRegion());
     b.setInsertionPoint(main);
-    auto plan = b.create<kiln::PlanOp>(main.getLoc(), "main_graph", -1, -1);
-    // Interface metadata travels on the plan for the emitter.
-    plan->setAttr("kiln.arg_attrs", main.getArgAttrsAttr()
-                                        ? main.getArgAttrsAttr()
-                                        : b.getArrayAttr({}));
-    plan->setAttr("kiln.res_attrs", main.getResAttrsAttr()
-                                        ? main.getResAttrsAttr()
-                                        : b.getArrayAttr({}));
+    auto plan = b.create<kiln::PlanOp>(main.getLoc(), "main_graph");
     Block *planBody = new Block();
     plan.getBody().push_back(planBody);
     OpBuilder pb = OpBuilder::atBlockEnd(planBody);
@@ -94,10 +87,20 @@ struct BuildPlanPass : kiln::impl::BuildPlanBase<BuildPlanPass> {
     fb.setInsertionPoint(plan);
 
     auto returnOp = cast<func::ReturnOp>(main.getBody().front().getTerminator());
+    // The ONNX element type of an interface value, where its buffer lost it.
+    StringRef elementTypeName = kiln::KilnDialect::ElementTypeAttrHelper::getNameStr();
+    auto elementType = [&](TypeAttr onnx, MemRefType buffer) -> TypeAttr {
+      return onnx && onnx.getValue() != buffer.getElementType() ? onnx : TypeAttr();
+    };
     auto resultName = [&](unsigned j) -> StringAttr {
       if (auto n = main.getResultAttrOfType<StringAttr>(j, "onnx.name"))
         return n;
       return b.getStringAttr("output" + std::to_string(j));
+    };
+    auto output = [&](Location loc, MemRefType type, unsigned j) -> Value {
+      return pb.create<kiln::OutputOp>(
+          loc, type, pb.getI64IntegerAttr(j), resultName(j),
+          elementType(main.getResultAttrOfType<TypeAttr>(j, elementTypeName), type));
     };
     // A kernel result returned by the graph is written straight into the
     // caller's output buffer (the first time it is returned).
@@ -113,19 +116,21 @@ struct BuildPlanPass : kiln::impl::BuildPlanBase<BuildPlanPass> {
       Location loc = r.getLoc();
       auto it = directOutput.find(r);
       if (it != directOutput.end())
-        return pb.create<kiln::OutputOp>(loc, type, pb.getI64IntegerAttr(it->second),
-                                         resultName(it->second));
+        return output(loc, type, it->second);
       return pb.create<kiln::SliceOp>(loc, type, pb.getI64IntegerAttr(-1),
                                       pb.getI64IntegerAttr(byteSize(type)));
     };
 
     IRMapping buffers;
     for (BlockArgument arg : main.getArguments()) {
-      auto name = main.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "onnx.name");
+      unsigned i = arg.getArgNumber();
+      auto name = main.getArgAttrOfType<StringAttr>(i, "onnx.name");
+      MemRefType type = bufferType(arg.getType());
       buffers.map(arg, pb.create<kiln::InputOp>(
-                           arg.getLoc(), bufferType(arg.getType()),
-                           pb.getI64IntegerAttr(arg.getArgNumber()),
-                           name ? name : pb.getStringAttr("input" + std::to_string(arg.getArgNumber()))));
+                           arg.getLoc(), type, pb.getI64IntegerAttr(i),
+                           name ? name : pb.getStringAttr("input" + std::to_string(i)),
+                           elementType(main.getArgAttrOfType<TypeAttr>(i, elementTypeName),
+                                       type)));
     }
     for (Operation &op : main.getBody().front().without_terminator()) {
       if (auto c = dyn_cast<arith::ConstantOp>(op)) {
@@ -165,7 +170,7 @@ struct BuildPlanPass : kiln::impl::BuildPlanBase<BuildPlanPass> {
         operands.push_back(buffer);
       }
       pb.create<kiln::LaunchOp>(kernel.getLoc(), kernel.getName(), operands,
-                                kernel.getInputs().size(), -1);
+                                kernel.getInputs().size());
     }
     // Outputs that are graph inputs, weights or repeated results are copies.
     for (auto [j, v] : llvm::enumerate(returnOp.getOperands())) {
@@ -173,11 +178,9 @@ struct BuildPlanPass : kiln::impl::BuildPlanBase<BuildPlanPass> {
       if (it != directOutput.end() && it->second == j)
         continue;
       Value source = buffers.lookup(v);
-      Value target = pb.create<kiln::OutputOp>(returnOp.getLoc(), source.getType(),
-                                               pb.getI64IntegerAttr(j), resultName(j));
+      Value target = output(returnOp.getLoc(), cast<MemRefType>(source.getType()), j);
       pb.create<kiln::CopyOp>(returnOp.getLoc(), source, target, -1);
     }
-    plan->setAttr("kiln.num_outputs", pb.getI64IntegerAttr(returnOp.getNumOperands()));
     main.erase();
   }
 };

@@ -134,9 +134,8 @@ struct PlanMemoryPass : kiln::impl::PlanMemoryBase<PlanMemoryPass> {
       });
       plan.setArenaBytes(arena);
       plan.setWeightBytes(weights);
-      plan->setAttr("kiln.naive_bytes", b.getI64IntegerAttr(naive));
-      plan->setAttr("kiln.lower_bound_bytes",
-                    b.getI64IntegerAttr(kiln::liveLowerBound(kiln::sliceIntervals(plan))));
+      plan.setNaiveBytes(naive);
+      plan.setLowerBoundBytes(kiln::liveLowerBound(kiln::sliceIntervals(plan)));
     });
   }
 };

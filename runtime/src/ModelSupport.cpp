@@ -7,16 +7,6 @@
 
 namespace kiln::rt {
 
-uint64_t fnv1a64(const void *data, size_t size) {
-  const auto *p = static_cast<const unsigned char *>(data);
-  uint64_t h = 1469598103934665603ull;
-  for (size_t i = 0; i < size; ++i) {
-    h ^= p[i];
-    h *= 1099511628211ull;
-  }
-  return h;
-}
-
 void AlignedBuffer::Free::operator()(void *p) const { std::free(p); }
 
 Status AlignedBuffer::allocate(size_t bytes) {
@@ -33,11 +23,11 @@ Status AlignedBuffer::allocate(size_t bytes) {
 /// Checks a weights header against the model; the payload's checksum in `checksum`.
 static Status checkWeightsHeader(const char *header, const std::string &what,
                                  uint64_t expectedBytes, uint64_t &checksum) {
-  if (std::memcmp(header, kWeightsMagic, 8) != 0)
+  WeightsHeader decoded;
+  if (!decodeWeightsHeader(header, decoded))
     return Status::error(what + ": not a Kiln weights file");
-  uint64_t bytes;
-  std::memcpy(&bytes, header + 8, 8);
-  std::memcpy(&checksum, header + 16, 8);
+  uint64_t bytes = decoded.payloadBytes;
+  checksum = decoded.checksum;
   if (bytes != expectedBytes)
     return Status::error(what + ": holds " + std::to_string(bytes) +
                          " bytes of weights, the model needs " +

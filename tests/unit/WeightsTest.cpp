@@ -12,10 +12,7 @@ namespace {
 /// A weights image as the emitter writes it: header, then the payload.
 std::string image(const std::string &payload, uint64_t checksum) {
   std::string text(kWeightsHeaderBytes, '\0');
-  std::memcpy(text.data(), kWeightsMagic, 8);
-  uint64_t size = payload.size();
-  std::memcpy(text.data() + 8, &size, 8);
-  std::memcpy(text.data() + 16, &checksum, 8);
+  encodeWeightsHeader({payload.size(), checksum}, text.data());
   return text + payload;
 }
 } // namespace

@@ -44,3 +44,72 @@ func.func @isolated(%x: tensor<4xf32>) -> tensor<4xf32> {
   }
   return %0 : tensor<4xf32>
 }
+
+// -----
+
+// The plan binds inputs and outputs 0..n-1, each once.
+kiln.plan @twice attributes {arena_bytes = 0 : i64, weight_bytes = 0 : i64} {
+  %a = kiln.input 0 "a" : memref<4xf32>
+  // expected-error @+1 {{input 0 is bound twice}}
+  %b = kiln.input 0 "b" : memref<4xf32>
+}
+
+// -----
+
+kiln.plan @gap attributes {arena_bytes = 0 : i64, weight_bytes = 0 : i64} {
+  // expected-error @+1 {{index 1 of 1 outputs is out of range}}
+  %a = kiln.output 1 "y" : memref<4xf32>
+}
+
+// -----
+
+kiln.plan @reads attributes {arena_bytes = 0 : i64, weight_bytes = 0 : i64} {
+  %a = kiln.slice offset 0 size 16 : memref<4xf32>
+  // expected-error @+1 {{reads 2 buffers but has 1}}
+  kiln.launch @k0(%a) stream 0 {num_inputs = 2 : i64} : memref<4xf32>
+}
+
+// -----
+
+kiln.plan @half attributes {arena_bytes = 0 : i64, weight_bytes = 0 : i64} {
+  %a = kiln.slice offset 0 size 16 : memref<4xf32>
+  // expected-error @+1 {{needs gpu_stages and scratch_bytes together}}
+  kiln.launch @k0(%a) stream 0 {num_inputs = 1 : i64, scratch_bytes = 0 : i64} : memref<4xf32>
+}
+
+// -----
+
+kiln.plan @threads attributes {arena_bytes = 0 : i64, weight_bytes = 0 : i64} {
+  %a = kiln.slice offset 0 size 16 : memref<4xf32>
+  // expected-error @+1 {{gpu stage "k0_s0" has 2048 threads per block (at most 1024)}}
+  kiln.launch @k0(%a) stream 0 {num_inputs = 1 : i64, scratch_bytes = 0 : i64, gpu_stages = [#kiln.gpu_stage<"k0_s0", grid = [1, 1, 1], block = [2048, 1, 1], sync = false>]} : memref<4xf32>
+}
+
+// -----
+
+kiln.plan @grid attributes {arena_bytes = 0 : i64, weight_bytes = 0 : i64} {
+  %a = kiln.slice offset 0 size 16 : memref<4xf32>
+  // expected-error @+1 {{gpu stage "k0_s0" needs a 3-d grid and block}}
+  kiln.launch @k0(%a) stream 0 {num_inputs = 1 : i64, scratch_bytes = 0 : i64, gpu_stages = [#kiln.gpu_stage<"k0_s0", grid = [1, 1], block = [32, 1, 1], sync = false>]} : memref<4xf32>
+}
+
+// -----
+
+// kiln.kernel marks functions; kiln.element_type belongs on arguments and results.
+// expected-error @+1 {{"kiln.kernel" marks kernel functions only}}
+kiln.plan @marked attributes {arena_bytes = 0 : i64, weight_bytes = 0 : i64, kiln.kernel} {
+}
+
+// -----
+
+// expected-error @+1 {{"kiln.element_type" must be an integer or float type}}
+func.func @typed(%x: memref<4xi8> {kiln.element_type = memref<4xi8>}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{unknown kiln attribute "kiln.gpu_scratch"}}
+func.func @stale() attributes {kiln.gpu_scratch = {}} {
+  return
+}

@@ -51,3 +51,21 @@ module attributes {gpu.container_module} {
     }
   }
 }
+
+// -----
+
+// A stage that meets at a barrier while its launch says it does not would run its
+// threads one after another: an error, not a wrong answer.
+module attributes {gpu.container_module} {
+  gpu.module @kiln_kernels {
+    gpu.func @k0_s0(%x: memref<4xf32>) kernel {
+      gpu.barrier
+      gpu.return
+    }
+  }
+  kiln.plan @main attributes {arena_bytes = 0 : i64, weight_bytes = 0 : i64} {
+    %x = kiln.slice offset 0 size 16 : memref<4xf32>
+    // expected-error @+1 {{stage "k0_s0" synchronizes but its #kiln.gpu_stage says sync = false}}
+    kiln.launch @k0(%x) stream 0 {num_inputs = 1 : i64, scratch_bytes = 0 : i64, gpu_stages = [#kiln.gpu_stage<"k0_s0", grid = [1, 1, 1], block = [4, 1, 1], sync = false>]} : memref<4xf32>
+  }
+}

@@ -40,7 +40,17 @@ module {
     }
     return
   }
-  kiln.plan @main attributes {arena_bytes = 0 : i64, kiln.num_outputs = 0 : i64, weight_bytes = 0 : i64} {
+  kiln.plan @main attributes {arena_bytes = 0 : i64, weight_bytes = 0 : i64} {
+    %b0 = kiln.slice offset 0 size 0 : memref<64x96xf32>
+    %b1 = kiln.slice offset 0 size 0 : memref<96x128xf32>
+    %b2 = kiln.slice offset 0 size 0 : memref<64x128xf32>
+    kiln.launch @k0(%b0, %b1, %b2) stream 0 {num_inputs = 2 : i64} : memref<64x96xf32>, memref<96x128xf32>, memref<64x128xf32>
+    %b3 = kiln.slice offset 0 size 0 : memref<8x1024xf32>
+    %b4 = kiln.slice offset 0 size 0 : memref<8xf32>
+    kiln.launch @k1(%b3, %b4) stream 0 {num_inputs = 1 : i64} : memref<8x1024xf32>, memref<8xf32>
+    %b5 = kiln.slice offset 0 size 0 : memref<8x1024xf32>
+    %b6 = kiln.slice offset 0 size 0 : memref<8x1024xf32>
+    kiln.launch @k2(%b5, %b6) stream 0 {num_inputs = 1 : i64} : memref<8x1024xf32>, memref<8x1024xf32>
   }
 }
 // CHECK-NOT: gpu.module
@@ -69,4 +79,6 @@ module {
 // CHECK-NOT: kiln_sim_barrier
 // CHECK-NOT: kiln_sim_shuffle
 // CHECK: return
-// CHECK: kiln.plan @main attributes {{{.*}}kiln.gpu_stages = {k0 = [{block = array<i64: 16, 16, 1>, grid = array<i64: 8, 4, 1>, name = "k0_s0", sync = true}], k1 = [{block = array<i64: 256, 1, 1>, grid = array<i64: 8, 1, 1>, name = "k1_s0", sync = true}], k2 = [{block = array<i64: 256, 1, 1>, grid = array<i64: 8, 1, 1>, name = "k2_s0", sync = false}]}
+// CHECK: kiln.launch @k0({{.*}}sync = true>]
+// CHECK: kiln.launch @k1({{.*}}sync = true>]
+// CHECK: kiln.launch @k2({{.*}}sync = false>]

@@ -13,7 +13,7 @@ module {
     }
     return
   }
-  kiln.plan @main attributes {arena_bytes = 0 : i64, kiln.num_outputs = 0 : i64, weight_bytes = 0 : i64} {
+  kiln.plan @main attributes {arena_bytes = 0 : i64, weight_bytes = 0 : i64} {
   }
 }
 
@@ -25,7 +25,7 @@ module {
     linalg.copy ins(%x : memref<?xf32>) outs(%y : memref<?xf32>)
     return
   }
-  kiln.plan @main attributes {arena_bytes = 0 : i64, kiln.num_outputs = 0 : i64, weight_bytes = 0 : i64} {
+  kiln.plan @main attributes {arena_bytes = 0 : i64, weight_bytes = 0 : i64} {
   }
 }
 
@@ -34,3 +34,4 @@ module {
 // expected-error @+1 {{kiln-map-to-gpu needs a kiln.plan}}
 module {
 }
+

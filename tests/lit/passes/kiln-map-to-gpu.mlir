@@ -1,4 +1,5 @@
 // RUN: kiln-opt --kiln-map-to-gpu %s | FileCheck %s
+// RUN: kiln-opt --kiln-map-to-gpu=gpu-arch=sm_90 %s | FileCheck %s --check-prefix=SM90
 // One kernel per mapping strategy: a GEMM (tiled through shared memory), a row
 // reduction (one block per row, gpu.all_reduce) and an elementwise op (four
 // consecutive elements per thread); the fills before the reductions fold into their
@@ -41,10 +42,22 @@ module {
     }
     return
   }
-  kiln.plan @main attributes {arena_bytes = 0 : i64, kiln.num_outputs = 0 : i64, weight_bytes = 0 : i64} {
+  kiln.plan @main attributes {arena_bytes = 0 : i64, weight_bytes = 0 : i64} {
+    %b0 = kiln.slice offset 0 size 0 : memref<64x96xf32>
+    %b1 = kiln.slice offset 0 size 0 : memref<96x128xf32>
+    %b2 = kiln.slice offset 0 size 0 : memref<64x128xf32>
+    kiln.launch @k0(%b0, %b1, %b2) stream 0 {num_inputs = 2 : i64} : memref<64x96xf32>, memref<96x128xf32>, memref<64x128xf32>
+    %b3 = kiln.slice offset 0 size 0 : memref<8x1024xf32>
+    %b4 = kiln.slice offset 0 size 0 : memref<8xf32>
+    kiln.launch @k1(%b3, %b4) stream 0 {num_inputs = 1 : i64} : memref<8x1024xf32>, memref<8xf32>
+    %b5 = kiln.slice offset 0 size 0 : memref<8x1024xf32>
+    %b6 = kiln.slice offset 0 size 0 : memref<8x1024xf32>
+    kiln.launch @k2(%b5, %b6) stream 0 {num_inputs = 1 : i64} : memref<8x1024xf32>, memref<8x1024xf32>
   }
 }
-// CHECK: gpu.module @kiln_kernels
+// The architecture is the gpu.module's target (sm_80 by default).
+// SM90: gpu.module @kiln_kernels [#nvvm.target<O = 3, chip = "sm_90", features = "+ptx78">]
+// CHECK: gpu.module @kiln_kernels [#nvvm.target<O = 3, chip = "sm_80", features = "+ptx70">]
 // GEMM: 16x16 threads, both tiles in shared memory, barriers around the K step.
 // CHECK: gpu.func @k0_s0({{.*}}) workgroup({{.*}}memref<16x16xf32, #gpu.address_space<workgroup>>, {{.*}}memref<16x16xf32, #gpu.address_space<workgroup>>) kernel attributes {known_block_size = array<i32: 16, 16, 1>}
 // CHECK-NOT: linalg.fill
@@ -73,12 +86,14 @@ module {
 // CHECK-NOT: memref.store
 // CHECK: %[[I3:.*]] = arith.addi %[[I0]], %c3
 // CHECK: memref.load %[[X]][%{{.*}}, %[[I3]]]
-// CHECK-NOT: math.exp
+// CHECK: math.exp
 // CHECK: memref.store %{{.*}}, %[[Y]][%{{.*}}, %[[I0]]]
 // CHECK: memref.store
 // CHECK: memref.store
 // CHECK: memref.store %{{.*}}, %[[Y]][%{{.*}}, %[[I3]]]
 // CHECK-NEXT: }
 // CHECK: gpu.return
-// The launch geometry is recorded on the plan.
-// CHECK: kiln.plan @main attributes {{{.*}}kiln.gpu_stages = {k0 = [{block = array<i64: 16, 16, 1>, grid = array<i64: 8, 4, 1>, name = "k0_s0"}], k1 = [{block = array<i64: 256, 1, 1>, grid = array<i64: 8, 1, 1>, name = "k1_s0"}], k2 = [{block = array<i64: 256, 1, 1>, grid = array<i64: 8, 1, 1>, name = "k2_s0"}]}
+// The launch geometry is recorded on the plan's launches.
+// CHECK: kiln.launch @k0({{.*}}) stream 0 {gpu_stages = [#kiln.gpu_stage<"k0_s0", grid = [8, 4, 1], block = [16, 16, 1], sync = true>], num_inputs = 2 : i64, scratch_bytes = 0 : i64}
+// CHECK: kiln.launch @k1({{.*}}) stream 0 {gpu_stages = [#kiln.gpu_stage<"k1_s0", grid = [8, 1, 1], block = [256, 1, 1], sync = true>], num_inputs = 1 : i64, scratch_bytes = 0 : i64}
+// CHECK: kiln.launch @k2({{.*}}) stream 0 {gpu_stages = [#kiln.gpu_stage<"k2_s0", grid = [8, 1, 1], block = [256, 1, 1], sync = false>], num_inputs = 1 : i64, scratch_bytes = 0 : i64}

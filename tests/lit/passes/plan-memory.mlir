@@ -2,7 +2,7 @@
 
 // %a is live for k0-k1, %b for k1-k2, %c for k2: %a and %b are live together, %c
 // may reuse %a's bytes. The arena (128) meets the lower bound (80, aligned).
-// CHECK: kiln.plan @p attributes {arena_bytes = 128 : i64, kiln.lower_bound_bytes = 80 : i64, kiln.naive_bytes = 112 : i64, weight_bytes = 128 : i64}
+// CHECK: kiln.plan @p attributes {arena_bytes = 128 : i64, lower_bound_bytes = 80 : i64, naive_bytes = 112 : i64, weight_bytes = 128 : i64}
 // CHECK: kiln.weight offset 0 {{.*}}: memref<4xf32>
 // CHECK: kiln.weight offset 64 {{.*}}: memref<2xf32>
 // CHECK: kiln.slice offset 0 size 40

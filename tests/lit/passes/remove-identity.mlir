@@ -26,11 +26,14 @@ func.func @dropout_inference(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
-// Training mode on, or the mask used: Dropout stays.
+// Training mode on: Dropout stays (and fails to lower, naming its node). A used
+// mask at inference is all true.
 // CHECK-LABEL: func.func @dropout_training
 // CHECK: "onnx.Dropout"
 // CHECK-LABEL: func.func @dropout_mask_used
-// CHECK: "onnx.Dropout"
+// CHECK-NOT: onnx.Dropout
+// CHECK: %[[M:.*]] = "onnx.Constant"() <{value = dense<true> : tensor<4xi1>}>
+// CHECK: return %[[M]]
 func.func @dropout_training(%x: tensor<4xf32>) -> tensor<4xf32> {
   %none = onnx.NoValue
   %true = "onnx.Constant"() {value = dense<true> : tensor<i1>} : () -> tensor<i1>
@@ -41,4 +44,22 @@ func.func @dropout_mask_used(%x: tensor<4xf32>) -> tensor<4xi1> {
   %none = onnx.NoValue
   %0, %mask = "onnx.Dropout"(%x, %none, %none) : (tensor<4xf32>, none, none) -> (tensor<4xf32>, tensor<4xi1>)
   return %mask : tensor<4xi1>
+}
+
+// -----
+
+// Dropout of opsets 1-11: inference unless is_test is 0; the mask all true.
+// CHECK-LABEL: func.func @dropout_v10
+// CHECK-NOT: onnx.DropoutV10
+// CHECK: %[[M:.*]] = "onnx.Constant"() <{value = dense<true> : tensor<2x2xi1>}>
+// CHECK: return %arg0, %[[M]]
+// CHECK-LABEL: func.func @dropout_v6_training
+// CHECK: "onnx.DropoutV10"
+func.func @dropout_v10(%x: tensor<2x2xf32>) -> (tensor<2x2xf32>, tensor<2x2xi1>) {
+  %0, %mask = "onnx.DropoutV10"(%x) : (tensor<2x2xf32>) -> (tensor<2x2xf32>, tensor<2x2xi1>)
+  return %0, %mask : tensor<2x2xf32>, tensor<2x2xi1>
+}
+func.func @dropout_v6_training(%x: tensor<2x2xf32>) -> tensor<2x2xf32> {
+  %0, %mask = "onnx.DropoutV10"(%x) {is_test = 0 : i64} : (tensor<2x2xf32>) -> (tensor<2x2xf32>, none)
+  return %0 : tensor<2x2xf32>
 }

@@ -1,7 +1,7 @@
 //===- ModelSupport.h - What generated model code calls --------*- C++ -*-===//
 //
-// The support the generated model.cpp links against (kiln_runtime): the weights
-// file format, aligned host buffers, and the argument checks of kiln_model_run.
+// The support the generated model.cpp links against (kiln_runtime): loading the
+// weights file (WeightsFormat.h), aligned host buffers, and the argument checks of kiln_model_run.
 // Generated code stays straight-line; anything that needs a loop or a message lives
 // here.
 //
@@ -10,6 +10,7 @@
 #define KILN_RUNTIME_MODELSUPPORT_H
 
 #include "kiln/runtime/Tensor.h"
+#include "kiln/runtime/WeightsFormat.h"
 #include "kiln/runtime/model_abi.h"
 
 #include <cstdint>
@@ -18,13 +19,6 @@
 
 namespace kiln::rt {
 
-/// model.weights: "KILNWTS1", u64 payload bytes, u64 FNV-1a-64 checksum of the
-/// payload, zero padding to 64 bytes, then the payload (constants at the offsets
-/// memory planning gave them).
-constexpr char kWeightsMagic[8] = {'K', 'I', 'L', 'N', 'W', 'T', 'S', '1'};
-constexpr size_t kWeightsHeaderBytes = 64;
-
-uint64_t fnv1a64(const void *data, size_t size);
 
 /// A 64-byte aligned host buffer.
 struct AlignedBuffer {

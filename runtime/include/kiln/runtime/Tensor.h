@@ -8,6 +8,8 @@
 #ifndef KILN_RUNTIME_TENSOR_H
 #define KILN_RUNTIME_TENSOR_H
 
+#include "kiln/runtime/model_abi.h"
+
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -15,10 +17,11 @@
 
 namespace kiln::rt {
 
-/// Element types, numbered as ONNX's TensorProto.DataType.
+/// Element types: the C ABI's codes (model_abi.h), ONNX's TensorProto.DataType.
 enum class DType : int32_t {
-  F32 = 1, U8 = 2, I8 = 3, U16 = 4, I16 = 5, I32 = 6, I64 = 7, Bool = 9,
-  F16 = 10, F64 = 11, U32 = 12, U64 = 13, BF16 = 16,
+  F32 = KILN_F32, U8 = KILN_U8, I8 = KILN_I8, U16 = KILN_U16, I16 = KILN_I16,
+  I32 = KILN_I32, I64 = KILN_I64, Bool = KILN_BOOL, F16 = KILN_F16, F64 = KILN_F64,
+  U32 = KILN_U32, U64 = KILN_U64, BF16 = KILN_BF16,
 };
 
 /// Bytes per element; 0 for an unknown code.

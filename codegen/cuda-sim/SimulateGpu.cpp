@@ -1,17 +1,19 @@
 //===- SimulateGpu.cpp - The cuda kernels, for the CPU simulator -----------===//
 //
-// This file implements `kiln-gpu-to-sim`, the step that makes the `cuda-sim`
-// target: after `kiln-map-to-gpu`, every gpu.func of `gpu.module @kiln_kernels`
+// This file implements `kiln-gpu-to-sim` (see Passes.td), the step that makes the
+// `cuda-sim` target: after `kiln-map-to-gpu`, every gpu.func of `gpu.module @kiln_kernels`
 // becomes a host func.func whose GPU operations call the simulator
 // (runtime/SimRuntime.h): thread and block ids, barriers and 32-bit shuffles
 // become kiln_sim_* calls, workgroup (shared) memory becomes one global buffer
 // per attribution (the simulator runs one block at a time). The host codegen
 // pipeline then compiles the functions like any host kernel. What runs is exactly
-// the cuda target's mapping, up to the NVVM lowering.
+// the cuda target's mapping, up to the NVVM lowering. A stage that synchronizes
+// while its #kiln.gpu_stage says it does not would run wrongly (its threads one
+// after another), so that is an error.
 //
 //===----------------------------------------------------------------------===//
-#include "codegen/cuda/CudaCodegen.h"
 #include "dialects/kiln/KilnDialect.h"
+#include "passes/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -22,20 +24,17 @@
 
 #include "llvm/ADT/StringSet.h"
 
-using namespace mlir;
-
 namespace kiln {
+#define GEN_PASS_DEF_SIMULATEGPU
+#include "passes/Passes.h.inc"
+} // namespace kiln
+
+using namespace mlir;
+using namespace kiln;
+
 namespace {
 
-struct SimulateGpuPass : PassWrapper<SimulateGpuPass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(SimulateGpuPass)
-  StringRef getArgument() const override { return "kiln-gpu-to-sim"; }
-  StringRef getDescription() const override {
-    return "Turn the mapped gpu.funcs into host functions that call the SIMT simulator";
-  }
-  void getDependentDialects(DialectRegistry &registry) const override {
-    registry.insert<func::FuncDialect, arith::ArithDialect, memref::MemRefDialect>();
-  }
+struct SimulateGpuPass : kiln::impl::SimulateGpuBase<SimulateGpuPass> {
 
   /// Declares (once) `func.func private @name(args) -> results`.
   func::FuncOp declare(ModuleOp module, StringRef name, TypeRange args, TypeRange results) {
@@ -158,31 +157,24 @@ struct SimulateGpuPass : PassWrapper<SimulateGpuPass, OperationPass<ModuleOp>> {
       gpuModule.erase();
     }
     module->removeAttr(gpu::GPUDialect::getContainerModuleAttrName());
-    // Tell the emitter which stages need their threads as fibers: `sync` per stage.
-    module.walk([&](PlanOp plan) {
-      auto stages = plan->getAttrOfType<DictionaryAttr>("kiln.gpu_stages");
+    // The fibers the simulator runs a stage's threads as are only needed where they
+    // meet: a stage the mapping did not mark as synchronizing must not.
+    WalkResult result = module.walk([&](LaunchOp l) {
+      std::optional<ArrayAttr> stages = l.getGpuStages();
       if (!stages)
-        return;
-      Builder b(module.getContext());
-      SmallVector<NamedAttribute> perKernel;
-      for (NamedAttribute kernel : stages) {
-        SmallVector<Attribute> list;
-        for (Attribute a : cast<ArrayAttr>(kernel.getValue())) {
-          NamedAttrList entries(cast<DictionaryAttr>(a));
-          auto name = entries.get("name");
-          entries.set("sync", b.getBoolAttr(synchronizing.contains(
-                                  cast<StringAttr>(name).getValue())));
-          list.push_back(entries.getDictionary(module.getContext()));
+        return WalkResult::advance();
+      for (auto stage : stages->getAsRange<GpuStageAttr>())
+        if (synchronizing.contains(stage.getFunction().getValue()) &&
+            !stage.getSync().getValue()) {
+          l.emitError() << "stage " << stage.getFunction()
+                        << " synchronizes but its #kiln.gpu_stage says sync = false";
+          return WalkResult::interrupt();
         }
-        perKernel.push_back(b.getNamedAttr(kernel.getName(), b.getArrayAttr(list)));
-      }
-      plan->setAttr("kiln.gpu_stages", b.getDictionaryAttr(perKernel));
+      return WalkResult::advance();
     });
+    if (result.wasInterrupted())
+      signalPassFailure();
   }
 };
 
 } // namespace
-
-std::unique_ptr<Pass> createSimulateGpu() { return std::make_unique<SimulateGpuPass>(); }
-
-} // namespace kiln

@@ -1,0 +1,104 @@
+//===- Target.h - What a compile target owns -------------------*- C++ -*-===//
+//
+// A target (host, cuda, cuda-sim) is one object that owns everything that differs
+// between targets: its codegen pipeline (bufferized kernels and the plan in), its
+// kernel writer (the codegen phase's output to object code or PTX) and its emit
+// hooks (the generated runtime's glue, what libmodel.so links). The rest of the
+// compiler, the emitter included, asks the target and never branches on which one
+// it is. Targets are created by name from the table in Target.cpp.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_CODEGEN_TARGET_H
+#define KILN_CODEGEN_TARGET_H
+
+#include "dialects/kiln/KilnDialect.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace kiln {
+
+/// Options that reach a target (each reads those that concern it).
+struct TargetOptions {
+  /// host and cuda-sim: the CPU to tune for ("native": this machine).
+  std::string cpu = "native";
+  /// cuda and cuda-sim: the GPU architecture (codegen/cuda/GpuArch.h).
+  std::string gpuArch = "sm_80";
+  /// cuda: capture a whole run as a CUDA graph and replay it on later runs.
+  bool cudaGraph = false;
+};
+
+/// What a target's kernel writer made.
+struct KernelCode {
+  /// Files in the artifact directory that libmodel.so links (the host object).
+  std::vector<std::string> linkInputs;
+  /// Code the generated runtime embeds (PTX).
+  std::string embedded;
+  /// Size of the target's code, object or PTX, for the report.
+  int64_t bytes = 0;
+};
+
+/// One input or output of the model as the generated runtime describes it.
+struct TensorInterface {
+  std::string name;
+  int dtype; // KILN_F32, ... (model_abi.h)
+  std::vector<int64_t> shape;
+  int64_t bytes; // dense, as the plan's buffer holds it
+};
+
+/// What the emit hooks see: the plan, its interface and the kernels' code.
+struct EmitContext {
+  /// Mutable: an op handle is a value, and its generated accessors are not const.
+  mutable PlanOp plan;
+  std::vector<TensorInterface> inputs, outputs;
+  KernelCode code;
+};
+
+class Target {
+public:
+  virtual ~Target();
+
+  /// The name `--target` takes.
+  virtual llvm::StringRef getName() const = 0;
+
+  /// The codegen phase: from bufferized kernel functions and the plan to what
+  /// writeKernels compiles (LLVM dialect, or a gpu.module in NVVM).
+  virtual void buildCodegenPipeline(mlir::OpPassManager &pm) const = 0;
+
+  /// The kernel writer: compiles the codegen phase's output, writing any file into
+  /// `dir`. False with a one-line `error`.
+  virtual bool writeKernels(mlir::ModuleOp module, llvm::StringRef dir, KernelCode &code,
+                            std::string &error) const = 0;
+
+  /// Emit hook: model.cpp's target-specific includes and declarations, at file scope
+  /// before the interface tables.
+  virtual bool writePrologue(llvm::raw_ostream &os, const EmitContext &ctx,
+                             std::string &error) const = 0;
+
+  /// Emit hook: the rest of model.cpp after the interface tables, inside the
+  /// anonymous namespace: constants, the kiln_model object, the C ABI's create and
+  /// run (kiln/runtime/model_abi.h), in plan order.
+  virtual bool writeRun(llvm::raw_ostream &os, const EmitContext &ctx,
+                        std::string &error) const = 0;
+};
+
+/// Creates the target `name` ("host", "cuda", "cuda-sim"); null with `error` when
+/// the name or an option it reads is not supported.
+std::unique_ptr<Target> createTarget(llvm::StringRef name, const TargetOptions &options,
+                                     std::string &error);
+
+/// "host, cuda, cuda-sim", for messages and help.
+std::string targetList();
+
+/// Registers `kiln-<target>-codegen-pipeline` for every target (kiln-opt), with the
+/// target options as pipeline options.
+void registerCodegenPipelines();
+
+} // namespace kiln
+
+#endif // KILN_CODEGEN_TARGET_H

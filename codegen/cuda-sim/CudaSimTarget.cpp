@@ -1,0 +1,91 @@
+//===- CudaSimTarget.cpp - The cuda-sim target ----------------------------===//
+//
+// This file implements the cuda-sim target: the cuda mapping, kiln-gpu-to-sim and
+// the host pipeline; the host object writer; and the host run writer with each
+// launch issued as its gpu stages through kiln::rt::simLaunch.
+//
+//===----------------------------------------------------------------------===//
+#include "codegen/cuda-sim/CudaSimTarget.h"
+#include "codegen/cuda/CudaCodegen.h"
+#include "codegen/cuda/CudaTarget.h"
+#include "codegen/cuda/GpuArch.h"
+#include "codegen/host/HostCodegen.h"
+#include "codegen/host/HostTarget.h"
+#include "passes/Passes.h"
+
+using namespace mlir;
+
+namespace kiln {
+namespace {
+
+class CudaSimTarget : public Target {
+public:
+  explicit CudaSimTarget(const TargetOptions &options) : options(options) {}
+
+  StringRef getName() const override { return "cuda-sim"; }
+
+  void buildCodegenPipeline(OpPassManager &pm) const override {
+    buildGpuMappingPipeline(pm, options.gpuArch);
+    pm.addPass(createSimulateGpu());
+    buildHostCodegenPipeline(pm);
+  }
+
+  bool writeKernels(ModuleOp module, StringRef dir, KernelCode &code,
+                    std::string &error) const override {
+    return writeHostKernels(module, dir, options.cpu, code, error);
+  }
+
+  bool writePrologue(llvm::raw_ostream &os, const EmitContext &ctx,
+                     std::string &error) const override {
+    os << "#include \"kiln/runtime/SimRuntime.h\"\n\n";
+    // One declaration per gpu stage, in first-launch order, with its argument count.
+    llvm::MapVector<StringRef, unsigned> kernels;
+    for (LaunchOp l : ctx.plan.getBody().getOps<LaunchOp>()) {
+      ArrayAttr stages = gpuStagesOf(l, error);
+      if (!stages)
+        return false;
+      unsigned args = l.getBuffers().size() + (l.getScratchBytes().value_or(0) > 0 ? 1 : 0);
+      for (auto g : stages.getAsRange<GpuStageAttr>())
+        kernels.insert({g.getFunction().getValue(), args});
+    }
+    writeKernelDeclarations(os, kernels);
+    return true;
+  }
+
+  bool writeRun(llvm::raw_ostream &os, const EmitContext &ctx,
+                std::string &error) const override {
+    auto writeLaunch = [](llvm::raw_ostream &os, LaunchOp l, IoExpr io,
+                          std::string &error) {
+      ArrayAttr stages = gpuStagesOf(l, error);
+      if (!stages)
+        return false;
+      bool scratch = l.getScratchBytes().value_or(0) > 0;
+      for (auto g : stages.getAsRange<GpuStageAttr>()) {
+        ArrayRef<int64_t> grid = g.getGrid(), block = g.getBlock();
+        os << "  s = kiln::rt::simLaunch(\"" << g.getFunction().getValue() << "\", {"
+           << grid[0] << ", " << grid[1] << ", " << grid[2] << "}, {" << block[0] << ", "
+           << block[1] << ", " << block[2] << "}, "
+           << (g.getSync().getValue() ? "true" : "false") << ", [&] { "
+           << g.getFunction().getValue() << "(" << launchArguments(l, io)
+           << (scratch ? ", S" : "")
+           << "); });\n  if (!s) {\n    m->error = s.message();\n    return -1;\n  }\n";
+      }
+      return true;
+    };
+    return writeHostRun(os, ctx, maxScratchBytes(ctx.plan), writeLaunch, error);
+  }
+
+private:
+  TargetOptions options;
+};
+
+} // namespace
+
+std::unique_ptr<Target> createCudaSimTarget(const TargetOptions &options,
+                                            std::string &error) {
+  if (!requireGpuArch(options.gpuArch, error))
+    return nullptr;
+  return std::make_unique<CudaSimTarget>(options);
+}
+
+} // namespace kiln

@@ -1,0 +1,41 @@
+//===- GpuArch.h - The GPU architectures the cuda target supports -*- C++ -*-===//
+//
+// The one table of GPU architectures: `--gpu-arch` is checked against it, the cuda
+// codegen pipeline passes the chosen one to kiln-map-to-gpu as a pass option, which
+// records it on the gpu.module (#nvvm.target), and PTX emission reads it from there.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_CODEGEN_CUDA_GPUARCH_H
+#define KILN_CODEGEN_CUDA_GPUARCH_H
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <string>
+
+namespace kiln {
+
+struct GpuArch {
+  /// "sm_80": the PTX target and the #nvvm.target chip.
+  const char *name;
+  /// The lowest PTX ISA that knows the architecture (an NVPTX feature).
+  const char *ptxFeature;
+};
+
+/// Every supported architecture, oldest first; the first is the default (the driver
+/// JITs its PTX for newer GPUs).
+llvm::ArrayRef<GpuArch> gpuArchs();
+
+/// The architecture called `name`, or nullptr.
+const GpuArch *findGpuArch(llvm::StringRef name);
+
+/// The architecture called `name`; null with an error naming `--gpu-arch` and the
+/// supported ones.
+const GpuArch *requireGpuArch(llvm::StringRef name, std::string &error);
+
+/// "sm_80, sm_86, sm_89, sm_90", for messages and help.
+std::string gpuArchList();
+
+} // namespace kiln
+
+#endif // KILN_CODEGEN_CUDA_GPUARCH_H

@@ -1,0 +1,106 @@
+//===- StageBuilder.h - Build the gpu.funcs of one kernel ------*- C++ -*-===//
+//
+// kiln-map-to-gpu maps each kernel function stage by stage (one stage per top-level
+// linalg op). StageBuilder holds what every mapping strategy needs: the kernel's
+// prelude (scalar code, views, scratch buffers), fills folded into reductions, and
+// the helpers that start a gpu.func, load operands at loop indices, clone a linalg
+// body and record the stage's geometry. The strategies themselves live in one file
+// each (MappingStrategies.h).
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_CODEGEN_CUDA_STAGEBUILDER_H
+#define KILN_CODEGEN_CUDA_STAGEBUILDER_H
+
+#include "dialects/kiln/KilnDialect.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/IR/IRMapping.h"
+
+namespace kiln {
+
+/// Threads per block the strategies use at most.
+constexpr int64_t kMaxThreadsPerBlock = 256;
+
+int64_t product(llvm::ArrayRef<int64_t> sizes);
+int64_t ceilDiv(int64_t a, int64_t b);
+mlir::Value cIndex(mlir::OpBuilder &b, mlir::Location loc, int64_t v);
+/// Row-major delinearization of `linear` over `sizes`.
+llvm::SmallVector<mlir::Value> delinearize(mlir::OpBuilder &b, mlir::Location loc,
+                                           mlir::Value linear,
+                                           llvm::ArrayRef<int64_t> sizes);
+/// `ranges` at `dims`.
+llvm::SmallVector<int64_t> sizesOf(llvm::ArrayRef<int64_t> ranges,
+                                   llvm::ArrayRef<unsigned> dims);
+
+/// A stage's loop nest: static ranges, parallel and reduction dims (in loop
+/// order), their extents and element counts.
+struct LoopDims {
+  llvm::SmallVector<int64_t> ranges;
+  llvm::SmallVector<unsigned> par, red;
+  llvm::SmallVector<int64_t> parSizes, redSizes;
+  int64_t outputs = 1, length = 1;
+
+  explicit LoopDims(mlir::linalg::GenericOp op);
+};
+
+/// Builds the gpu.funcs (stages) of one kernel function.
+class StageBuilder {
+public:
+  StageBuilder(mlir::func::FuncOp kernel, mlir::gpu::GPUModuleOp gpuModule)
+      : kernel(kernel), gpuModule(gpuModule) {}
+
+  /// Generalizes the kernel's linalg ops into stages, collects the prelude, folds
+  /// fills into reductions and places scratch buffers. Emits a diagnostic on
+  /// failure.
+  mlir::LogicalResult prepare();
+
+  mlir::func::FuncOp getKernel() const { return kernel; }
+  llvm::ArrayRef<mlir::linalg::GenericOp> getStageOps() const { return stageOps; }
+  /// The stages built so far.
+  llvm::ArrayRef<mlir::Attribute> getStages() const { return stages; }
+  /// Bytes of kernel-internal buffers, a scratch argument of every stage.
+  int64_t getScratchBytes() const { return scratch; }
+
+  /// Creates a gpu.func with the kernel's arguments (plus scratch), the prelude
+  /// cloned into it, and `b` positioned after it.
+  mlir::gpu::GPUFuncOp startStage(mlir::OpBuilder &b, llvm::ArrayRef<int64_t> block);
+  /// Closes `fn` and records its geometry; `sync`: its threads meet at barriers or
+  /// exchange values by shuffles.
+  void finishStage(mlir::OpBuilder &b, mlir::gpu::GPUFuncOp fn,
+                   llvm::ArrayRef<int64_t> grid, llvm::ArrayRef<int64_t> block, bool sync);
+
+  /// Loads the used inputs at `loopIdx`, clones the body; returns the yields.
+  /// `skip` (the combiner) is left out; `outs` bind the output block arguments.
+  llvm::SmallVector<mlir::Value> applyBody(mlir::OpBuilder &b, mlir::linalg::GenericOp op,
+                                           mlir::ValueRange loopIdx, mlir::ValueRange outs,
+                                           mlir::Operation *skip = nullptr);
+  mlir::Value loadOperand(mlir::OpBuilder &b, mlir::linalg::GenericOp op,
+                          mlir::OpOperand &operand, mlir::ValueRange loopIdx);
+  /// The output's initial value: a folded fill's constant, or a load.
+  mlir::Value initialValue(mlir::OpBuilder &b, mlir::linalg::GenericOp op,
+                           unsigned outIndex, mlir::ValueRange loopIdx);
+  /// Stores `value` into output `outIndex` of `op` at `loopIdx`.
+  void storeOutput(mlir::OpBuilder &b, mlir::linalg::GenericOp op, unsigned outIndex,
+                   mlir::Value value, mlir::ValueRange loopIdx);
+
+  /// Kernel values -> their clones in the current stage.
+  mlir::IRMapping mapping;
+
+private:
+  mlir::func::FuncOp kernel;
+  mlir::gpu::GPUModuleOp gpuModule;
+  llvm::SmallVector<mlir::Operation *> prelude;
+  llvm::SmallVector<mlir::linalg::GenericOp> stageOps;
+  llvm::SmallVector<mlir::Attribute> stages;
+  /// Reduction outputs whose initial value is a folded fill: (op, out) -> value.
+  llvm::DenseMap<std::pair<mlir::Operation *, unsigned>, mlir::Value> foldedInit;
+  /// Kernel-internal buffers: alloc -> byte offset in the scratch argument.
+  llvm::DenseMap<mlir::Operation *, int64_t> scratchOffsets;
+  int64_t scratch = 0;
+};
+
+} // namespace kiln
+
+#endif // KILN_CODEGEN_CUDA_STAGEBUILDER_H

@@ -1,0 +1,132 @@
+//===- ThreadPerOutput.cpp - One thread per output ------------------------===//
+//
+// This file implements the thread-per-output strategy of kiln-map-to-gpu, the one
+// that maps any stage: consecutive threads own consecutive output elements
+// (coalesced stores), reduction dims run serially in each thread. Elementwise
+// stages with 32-bit outputs take 4 consecutive outputs per thread, so that loads
+// and stores become 16-byte vector accesses (ld/st.global.v4).
+//
+//===----------------------------------------------------------------------===//
+#include "codegen/cuda/MappingStrategies.h"
+
+#include "mlir/Dialect/Affine/Utils.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+using namespace mlir;
+
+namespace kiln {
+
+namespace {
+/// How many consecutive outputs one thread of an elementwise stage computes: 16 bytes'
+/// worth (4 x 32-bit) when every output is 32-bit and stored contiguously along the
+/// innermost loop dim, whose extent 4 divides, so that the thread's loads and stores of
+/// contiguous operands are 16-byte aligned and LLVM's load/store vectorizer turns them
+/// into ld/st.global.v4 (kernel arguments are declared 16-byte aligned in startStage).
+int64_t elementsPerThread(linalg::GenericOp op, const LoopDims &dims) {
+  constexpr int64_t kVector = 4;
+  if (!dims.red.empty() || dims.par.empty() || dims.parSizes.back() % kVector != 0 ||
+      dims.outputs < 32 * kVector)
+    return 1;
+  unsigned inner = dims.par.back();
+  for (OpOperand &out : op.getDpsInitsMutable()) {
+    auto type = cast<MemRefType>(out.get().getType());
+    AffineMap map = op.getMatchingIndexingMap(&out);
+    if (type.getElementTypeBitWidth() != 32 || map.getNumResults() == 0 ||
+        map.getResults().back() != getAffineDimExpr(inner, op.getContext()))
+      return 1;
+  }
+  return kVector;
+}
+} // namespace
+
+LogicalResult mapThreadPerOutput(StageBuilder &builder, linalg::GenericOp op, const LoopDims &dims) {
+  Location loc = op.getLoc();
+  const auto &[ranges, par, red, parSizes, redSizes, total, length] = dims;
+  if (total == 0)
+    return success();
+  int64_t perThread = elementsPerThread(op, dims);
+  int64_t work = total / perThread;
+  int64_t threads = std::min(kMaxThreadsPerBlock, ceilDiv(work, 32) * 32);
+  int64_t blocks = ceilDiv(work, threads);
+  if (blocks > INT32_MAX)
+    return op.emitError("too many outputs for one cuda launch");
+  OpBuilder b(op.getContext());
+  gpu::GPUFuncOp fn = builder.startStage(b, {threads, 1, 1});
+  Value tid = b.create<gpu::ThreadIdOp>(loc, gpu::Dimension::x);
+  Value bid = b.create<gpu::BlockIdOp>(loc, gpu::Dimension::x);
+  Value linear = b.create<arith::AddIOp>(
+      loc, b.create<arith::MulIOp>(loc, bid, cIndex(b, loc, threads)), tid);
+  Value inRange = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, linear,
+                                          cIndex(b, loc, work));
+  auto ifOp = b.create<scf::IfOp>(loc, inRange, /*withElseRegion=*/false);
+  b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+  SmallVector<int64_t> workSizes(parSizes);
+  if (perThread > 1)
+    workSizes.back() /= perThread;
+  SmallVector<Value> parIdx = delinearize(b, loc, linear, workSizes);
+  SmallVector<Value> loopIdx(ranges.size());
+  for (auto [i, d] : llvm::enumerate(par))
+    loopIdx[d] = parIdx[i];
+  Value zero = cIndex(b, loc, 0);
+  for (unsigned d : red)
+    loopIdx[d] = zero;
+
+  // A thread's outputs (perThread > 1: unrolled, innermost index perThread * q + k).
+  Value first = perThread == 1
+                    ? Value()
+                    : b.create<arith::MulIOp>(loc, parIdx.back(), cIndex(b, loc, perThread));
+  SmallVector<std::tuple<Value, Value, SmallVector<Value, 8>>> stores;
+  for (int64_t k = 0; k < perThread; ++k) {
+    if (perThread > 1)
+      loopIdx[par.back()] =
+          k == 0 ? first : b.create<arith::AddIOp>(loc, first, cIndex(b, loc, k)).getResult();
+    SmallVector<Value> results;
+    if (red.empty()) {
+      SmallVector<Value> outs;
+      Block &body = op.getRegion().front();
+      for (unsigned j = 0; j < op.getNumDpsInits(); ++j)
+        outs.push_back(body.getArgument(op.getNumDpsInputs() + j).use_empty()
+                           ? Value()
+                           : builder.initialValue(b, op, j, loopIdx));
+      results = builder.applyBody(b, op, loopIdx, outs);
+    } else {
+      SmallVector<Value> init;
+      for (unsigned j = 0; j < op.getNumDpsInits(); ++j)
+        init.push_back(builder.initialValue(b, op, j, loopIdx));
+      // One scf.for per reduction dim, carrying the outputs.
+      std::function<SmallVector<Value>(OpBuilder &, size_t, ValueRange)> nest =
+          [&](OpBuilder &nb, size_t level, ValueRange carried) -> SmallVector<Value> {
+        if (level == red.size())
+          return builder.applyBody(nb, op, loopIdx, carried);
+        auto loop = nb.create<scf::ForOp>(loc, cIndex(nb, loc, 0),
+                                          cIndex(nb, loc, redSizes[level]),
+                                          cIndex(nb, loc, 1), carried);
+        OpBuilder lb = OpBuilder::atBlockBegin(loop.getBody());
+        loopIdx[red[level]] = loop.getInductionVar();
+        SmallVector<Value> inner = nest(lb, level + 1, loop.getRegionIterArgs());
+        lb.create<scf::YieldOp>(loc, inner);
+        return SmallVector<Value>(loop.getResults());
+      };
+      results = nest(b, 0, init);
+      for (unsigned d : red)
+        loopIdx[d] = zero;
+    }
+    for (unsigned j = 0; j < op.getNumDpsInits(); ++j) {
+      OpOperand *out = op.getDpsInitOperand(j);
+      auto idx = affine::expandAffineMap(b, loc, op.getMatchingIndexingMap(out), loopIdx);
+      stores.push_back({results[j], builder.mapping.lookupOrDefault(out->get()), *idx});
+    }
+  }
+  // Stores after all of the thread's loads: the loads and the stores each stay adjacent
+  // (mergeable into vector accesses though arguments may alias), and every read still
+  // precedes the writes, as the op's semantics have it.
+  for (auto &[value, memref, idx] : stores)
+    b.create<memref::StoreOp>(loc, value, memref, idx);
+  b.setInsertionPointAfter(ifOp);
+  builder.finishStage(b, fn, {blocks, 1, 1}, {threads, 1, 1}, /*sync=*/false);
+  return success();
+}
+
+} // namespace kiln

@@ -1,0 +1,51 @@
+//===- GeneratedCode.h - Pieces of the generated model.cpp -----*- C++ -*-===//
+//
+// What the targets' run writers share when they write model.cpp: C++ literals for
+// names, the expression of a plan buffer, the C ABI functions every target has in
+// common, and the `extern "C"` declarations of kernel functions.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_CODEGEN_EMIT_GENERATEDCODE_H
+#define KILN_CODEGEN_EMIT_GENERATEDCODE_H
+
+#include "dialects/kiln/KilnDialect.h"
+
+#include "llvm/ADT/MapVector.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <string>
+
+namespace kiln {
+
+/// `s` as a C++ string literal.
+std::string cString(llvm::StringRef s);
+
+/// How the run writer spells the caller's tensors: `io("in", 0)` -> `in[0].data`.
+using IoExpr = llvm::function_ref<std::string(const char *kind, int64_t index)>;
+
+/// The C++ expression of a plan buffer: the caller's tensor (`io`), the weights
+/// (`W + offset`) or the arena (`A + offset`).
+std::string bufferExpr(mlir::Value buffer, IoExpr io);
+
+/// The comma-separated expressions of `launch`'s buffers.
+std::string launchArguments(LaunchOp launch, IoExpr io);
+
+/// Bytes a kiln.copy moves.
+int64_t copyBytes(CopyOp copy);
+
+/// The largest kernel-internal scratch any launch of `plan` needs (GPU targets).
+int64_t maxScratchBytes(PlanOp plan);
+
+/// The C ABI functions every target's model.cpp has in common (after the target
+/// has defined `struct kiln_model` with an `error` string): version, destroy, error,
+/// the interface queries, and `checkArguments`.
+const char *commonAbiFunctions();
+
+/// `extern "C" { void name(void *, ...); ... }` for each kernel function with its
+/// number of pointer arguments, in the order given.
+void writeKernelDeclarations(llvm::raw_ostream &os,
+                             const llvm::MapVector<llvm::StringRef, unsigned> &kernels);
+
+} // namespace kiln
+
+#endif // KILN_CODEGEN_EMIT_GENERATEDCODE_H

@@ -1,0 +1,37 @@
+//===- HostTarget.h - The host target --------------------------*- C++ -*-===//
+//
+// The `host` target: kernels compiled for this CPU into model.o (HostCodegen.h),
+// and a generated runtime that owns host buffers and calls each kernel in plan
+// order. cuda-sim reuses its run writer with a launch writer of its own.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_CODEGEN_HOST_HOSTTARGET_H
+#define KILN_CODEGEN_HOST_HOSTTARGET_H
+
+#include "codegen/Target.h"
+#include "codegen/emit/GeneratedCode.h"
+
+namespace kiln {
+
+std::unique_ptr<Target> createHostTarget(const TargetOptions &options, std::string &error);
+
+/// Writes the code of one launch in kiln_model_run (the model is `m`, the status `s`).
+using HostLaunchWriter =
+    llvm::function_ref<bool(llvm::raw_ostream &os, LaunchOp launch, IoExpr io,
+                            std::string &error)>;
+
+/// The run of a model over host memory (host, cuda-sim): kiln_model owns the arena,
+/// the weights and `scratchBytes` of kernel scratch (`S`); kiln_model_run checks
+/// the arguments and runs the plan, launches through `writeLaunch`, copies with
+/// memcpy; kiln_model_run_device is the same call.
+bool writeHostRun(llvm::raw_ostream &os, const EmitContext &ctx, int64_t scratchBytes,
+                  HostLaunchWriter writeLaunch, std::string &error);
+
+/// The object writer of the host-code targets: compiles the module's LLVM-dialect
+/// functions for `cpu` into `dir`/model.o.
+bool writeHostKernels(mlir::ModuleOp module, llvm::StringRef dir, const std::string &cpu,
+                      KernelCode &code, std::string &error);
+
+} // namespace kiln
+
+#endif // KILN_CODEGEN_HOST_HOSTTARGET_H

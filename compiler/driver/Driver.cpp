@@ -1,0 +1,330 @@
+//===- Driver.cpp - The compile driver ------------------------------------===//
+//
+// This file implements the compile driver (Driver.h): model loading with pinned
+// shapes, import, the phases one after another (timed for the compile report), IR
+// printing without the weights' bytes, and emission through the target.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/driver/Driver.h"
+#include "codegen/emit/Emitter.h"
+#include "compiler/import/ModelLoader.h"
+#include "compiler/import/OnnxImporter.h"
+#include "compiler/pipeline/Pipeline.h"
+#include "compiler/pipeline/Report.h"
+
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/OperationSupport.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
+
+#include "onnx/onnx_pb.h"
+
+#include <chrono>
+#include <map>
+#include <set>
+
+namespace kiln {
+namespace {
+
+/// Reads, checks and shape-infers the model, with its inputs pinned.
+bool loadModel(const ModelInput &input, onnx::ModelProto &model, std::string &error) {
+  LoadOptions options;
+  for (const std::string &text : input.inputShapes) {
+    std::string name;
+    std::vector<int64_t> dims;
+    if (!parseInputShape(text, name, dims)) {
+      error = "--input-shape '" + text + "' is not of the form NAME=1x3x224x224";
+      return false;
+    }
+    if (options.inputShapes.count(name)) {
+      error = "--input-shape gives input '" + name + "' twice";
+      return false;
+    }
+    options.inputShapes[name] = dims;
+  }
+  return loadOnnxModel(input.path, options, model, error);
+}
+
+/// Prints `module` with the bytes of its dense resources left out. MLIR 19's
+/// elideLargeResourceString still renders every blob as hex before dropping it,
+/// which costs seconds on large models; instead the blobs are swapped out for the
+/// duration of the print and the (then empty) resource section is cut.
+void printWithoutWeights(mlir::ModuleOp module, const mlir::OpPrintingFlags &flags,
+                         llvm::raw_ostream &os) {
+  std::vector<std::pair<mlir::AsmResourceBlob *, mlir::AsmResourceBlob>> saved;
+  uint64_t bytes = 0;
+  llvm::DenseSet<mlir::AsmResourceBlob *> seen;
+  module.walk([&](mlir::Operation *op) {
+    for (mlir::NamedAttribute attr : op->getAttrs()) {
+      auto resource = llvm::dyn_cast<mlir::DenseResourceElementsAttr>(attr.getValue());
+      if (!resource)
+        continue;
+      mlir::AsmResourceBlob *blob = resource.getRawHandle().getBlob();
+      if (!blob || !seen.insert(blob).second)
+        continue;
+      bytes += blob->getData().size();
+      saved.emplace_back(blob, std::move(*blob));
+      *blob = mlir::AsmResourceBlob();
+    }
+  });
+  std::string text;
+  llvm::raw_string_ostream textOs(text);
+  module->print(textOs, flags);
+  for (auto &[blob, original] : saved)
+    *blob = std::move(original);
+  size_t resources = text.find("\n{-#\n");
+  if (resources != std::string::npos)
+    text.resize(resources);
+  os << text << "\n";
+  if (!saved.empty())
+    os << "// " << saved.size() << " weight tensors ("
+       << llvm::format("%.2f", bytes / 1048576.0)
+       << " MiB) elided; --print-weights prints them\n";
+}
+
+/// Prints `module` to `path` ("" or "-": stdout), with or without weights.
+bool printModule(mlir::ModuleOp module, const std::string &path, bool printWeights,
+                 const mlir::OpPrintingFlags &flags, std::string &error) {
+  std::error_code ec;
+  std::unique_ptr<llvm::raw_fd_ostream> file;
+  if (!path.empty() && path != "-") {
+    file = std::make_unique<llvm::raw_fd_ostream>(path, ec);
+    if (ec) {
+      error = "cannot write '" + path + "': " + ec.message();
+      return false;
+    }
+  }
+  llvm::raw_ostream &os = file ? *file : llvm::outs();
+  if (printWeights) {
+    module->print(os, flags);
+    os << "\n";
+  } else {
+    printWithoutWeights(module, flags, os);
+  }
+  return true;
+}
+
+std::string describeType(const onnx::TypeProto &type) {
+  if (!type.has_tensor_type())
+    return "(non-tensor)";
+  const auto &t = type.tensor_type();
+  std::string s = onnx::TensorProto_DataType_Name(t.elem_type());
+  for (char &c : s)
+    c = static_cast<char>(tolower(static_cast<unsigned char>(c)));
+  s += "[";
+  if (!t.has_shape())
+    return s + "?]";
+  for (int i = 0; i < t.shape().dim_size(); ++i) {
+    const auto &d = t.shape().dim(i);
+    s += (i ? "x" : "");
+    s += d.has_dim_value() ? std::to_string(d.dim_value())
+         : d.has_dim_param() ? d.dim_param()
+                             : "?";
+  }
+  return s + "]";
+}
+
+void countOps(const onnx::GraphProto &graph, std::map<std::string, int> &histogram,
+              int &nodes) {
+  for (const auto &node : graph.node()) {
+    ++nodes;
+    ++histogram[node.domain().empty() ? node.op_type()
+                                      : node.domain() + "." + node.op_type()];
+    for (const auto &attr : node.attribute()) {
+      if (attr.has_g())
+        countOps(attr.g(), histogram, nodes);
+      for (const auto &g : attr.graphs())
+        countOps(g, histogram, nodes);
+    }
+  }
+}
+
+double millisSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+int64_t countNodes(const onnx::GraphProto &graph) {
+  std::map<std::string, int> histogram;
+  int nodes = 0;
+  countOps(graph, histogram, nodes);
+  return nodes;
+}
+
+} // namespace
+
+bool importModel(const ImportRequest &request, std::string &error) {
+  auto start = std::chrono::steady_clock::now();
+  onnx::ModelProto model;
+  if (!loadModel(request.model, model, error))
+    return false;
+  auto loaded = std::chrono::steady_clock::now();
+
+  mlir::MLIRContext context;
+  auto module = importOnnxModel(context, model, request.model.path, ImportOptions(), error);
+  if (!module)
+    return false;
+  auto imported = std::chrono::steady_clock::now();
+
+  mlir::OpPrintingFlags flags;
+  if (request.printLocations)
+    flags.enableDebugInfo(/*enable=*/true, /*prettyForm=*/false).useLocalScope();
+  if (!printModule(*module, request.output, request.printWeights, flags, error))
+    return false;
+  if (request.timing) {
+    using ms = std::chrono::duration<double, std::milli>;
+    llvm::errs() << "kiln: load+check+infer "
+                 << llvm::format("%.1f", ms(loaded - start).count()) << " ms, import "
+                 << llvm::format("%.1f", ms(imported - loaded).count()) << " ms\n";
+  }
+  return true;
+}
+
+bool inspectModel(const ModelInput &input, llvm::raw_ostream &os, std::string &error) {
+  onnx::ModelProto model;
+  if (!loadModel(input, model, error))
+    return false;
+  const onnx::GraphProto &graph = model.graph();
+  os << "model:      " << input.path << "\n";
+  os << "ir_version: " << model.ir_version() << "\n";
+  os << "opsets:    ";
+  for (const auto &o : model.opset_import())
+    os << " " << (o.domain().empty() ? "ai.onnx" : o.domain()) << "=" << o.version();
+  os << "\n";
+  if (!model.producer_name().empty())
+    os << "producer:   " << model.producer_name() << " " << model.producer_version()
+       << "\n";
+
+  std::set<std::string> initNames;
+  uint64_t weightBytes = 0;
+  for (const auto &t : graph.initializer()) {
+    initNames.insert(t.name());
+    weightBytes += t.ByteSizeLong();
+  }
+  os << "inputs:\n";
+  for (const auto &in : graph.input())
+    if (!initNames.count(in.name()))
+      os << "  " << in.name() << ": " << describeType(in.type()) << "\n";
+  os << "outputs:\n";
+  for (const auto &out : graph.output())
+    os << "  " << out.name() << ": " << describeType(out.type()) << "\n";
+  std::map<std::string, int> histogram;
+  int nodes = 0;
+  countOps(graph, histogram, nodes);
+  os << "initializers: " << graph.initializer_size() << " ("
+     << llvm::format("%.2f", weightBytes / 1048576.0) << " MiB)\n";
+  os << "nodes: " << nodes << "\n";
+  std::vector<std::pair<int, std::string>> sorted;
+  for (const auto &[op, count] : histogram)
+    sorted.push_back({-count, op});
+  std::sort(sorted.begin(), sorted.end());
+  for (const auto &[negCount, op] : sorted)
+    os << llvm::format("  %-24s %d\n", op.c_str(), -negCount);
+  return true;
+}
+
+bool compileModel(const CompileRequest &request, std::string &error) {
+  std::optional<Phase> phase = parsePhase(request.compileTo);
+  if (!phase) {
+    error = "--compile-to '" + request.compileTo +
+            "' is not a phase (import, graph, tensor, kernels, plan, codegen, emit)";
+    return false;
+  }
+  std::unique_ptr<Target> target =
+      createTarget(request.target, request.targetOptions, error);
+  if (!target)
+    return false;
+  if (*phase == Phase::Emit && request.output.empty()) {
+    error = "compile needs -o DIR for the artifacts (or --compile-to PHASE to print IR)";
+    return false;
+  }
+  if ((!request.report.empty() || !request.reportHtml.empty()) && *phase != Phase::Emit) {
+    error = "--report and --report-html need a full compile (no --compile-to)";
+    return false;
+  }
+  const std::string &path = request.model.path;
+  auto start = std::chrono::steady_clock::now();
+  onnx::ModelProto model;
+  if (!loadModel(request.model, model, error))
+    return false;
+  mlir::DialectRegistry registry;
+  registerCompilerDialects(registry);
+  mlir::MLIRContext context(registry);
+  auto module = importOnnxModel(context, model, path, ImportOptions(), error);
+  if (!module)
+    return false;
+
+  // Pass failures: the first error, with the node it concerns.
+  std::string firstError;
+  mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &diag) {
+    if (diag.getSeverity() == mlir::DiagnosticSeverity::Error && firstError.empty()) {
+      std::string where;
+      mlir::Location loc = diag.getLocation();
+      if (auto fused = llvm::dyn_cast<mlir::FusedLoc>(loc))
+        loc = fused.getLocations().front();
+      if (auto name = llvm::dyn_cast<mlir::NameLoc>(loc))
+        where = "node '" + name.getName().str() + "': ";
+      firstError = path + ": " + where + diag.str();
+    }
+    return mlir::success();
+  });
+  // Phase by phase, so that the report can time each one.
+  CompileOptions options;
+  options.fuse = request.fuse;
+  options.target = target.get();
+  CompileReport report;
+  report.model = path;
+  report.target = request.target;
+  report.nodesIn = countNodes(model.graph());
+  report.phaseMillis.push_back({"import", millisSince(start)});
+  Phase last = std::min(*phase, Phase::Codegen);
+  for (Phase p : {Phase::Graph, Phase::Tensor, Phase::Kernels, Phase::Plan, Phase::Codegen}) {
+    if (p > last)
+      break;
+    auto phaseStart = std::chrono::steady_clock::now();
+    mlir::PassManager pm(&context);
+    buildPipeline(pm, static_cast<Phase>(static_cast<int>(p) - 1), p, options);
+    if (mlir::failed(pm.run(*module))) {
+      error = firstError.empty() ? path + ": compilation failed" : firstError;
+      return false;
+    }
+    report.phaseMillis.push_back({phaseName(p), millisSince(phaseStart)});
+    if (p == Phase::Kernels)
+      report.collectKernels(*module);
+    if (p == Phase::Plan)
+      report.collectPlan(*module);
+  }
+
+  if (*phase != Phase::Emit)
+    return printModule(*module, request.output, request.printWeights,
+                       mlir::OpPrintingFlags(), error);
+
+  EmitOptions emit;
+  emit.outputDir = request.output;
+  emit.embedWeights = request.embedWeights;
+  emit.buildLibrary = request.buildLibrary;
+  emit.runtimeIncludeDir = KILN_RUNTIME_INCLUDE_DIR;
+  emit.runtimeLibrary = KILN_RUNTIME_LIBRARY;
+  emit.compiler = request.cxx;
+  auto emitStart = std::chrono::steady_clock::now();
+  KernelCode code;
+  if (!emitArtifacts(*module, *target, emit, code, error)) {
+    error = path + ": " + error + (firstError.empty() ? "" : " (" + firstError + ")");
+    return false;
+  }
+  report.phaseMillis.push_back({"emit", millisSince(emitStart)});
+  report.codeBytes = code.bytes;
+  if (!request.report.empty() && !report.write(request.report, error))
+    return false;
+  if (!request.reportHtml.empty() && !report.writeHtml(request.reportHtml, error))
+    return false;
+  return true;
+}
+
+} // namespace kiln

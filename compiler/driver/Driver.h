@@ -1,0 +1,72 @@
+//===- Driver.h - The compile driver ---------------------------*- C++ -*-===//
+//
+// What `kiln import`, `kiln compile` and `kiln inspect` do, as a library that the
+// CLI, the Python bindings and tests call: load and check the model, import it,
+// run the phases (each timed for the report), print a phase's IR or emit the
+// artifacts for a target. Every failure is one line in `error` naming the file and,
+// where there is one, the ONNX node; nothing here exits or throws.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_COMPILER_DRIVER_DRIVER_H
+#define KILN_COMPILER_DRIVER_DRIVER_H
+
+#include "codegen/Target.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+#include <string>
+#include <vector>
+
+namespace kiln {
+
+/// A model file and the shapes its inputs are pinned to.
+struct ModelInput {
+  /// Binary .onnx, or the ONNX text syntax (.onnxtxt).
+  std::string path;
+  /// NAME=1x3x224x224, one per pinned input.
+  std::vector<std::string> inputShapes;
+};
+
+struct ImportRequest {
+  ModelInput model;
+  /// Where the IR goes ("" or "-": stdout).
+  std::string output;
+  bool printWeights = false;
+  bool printLocations = false;
+  /// Print load and import times to stderr.
+  bool timing = false;
+};
+
+/// `kiln import`: the model as onnx-dialect IR.
+bool importModel(const ImportRequest &request, std::string &error);
+
+/// `kiln inspect`: opsets, inputs and outputs, and an op histogram, to `os`.
+bool inspectModel(const ModelInput &model, llvm::raw_ostream &os, std::string &error);
+
+struct CompileRequest {
+  ModelInput model;
+  /// The phase to stop after and print ("emit": write the artifacts).
+  std::string compileTo = "emit";
+  std::string target = "host";
+  TargetOptions targetOptions;
+  /// Fuse in the kernels phase (off: one op per kernel).
+  bool fuse = true;
+  /// The artifact directory, or with compileTo the IR file ("" or "-": stdout).
+  std::string output;
+  /// Also build libmodel.so.
+  bool buildLibrary = false;
+  bool embedWeights = false;
+  /// With compileTo: print large constants in full.
+  bool printWeights = false;
+  /// The compile report as JSON and as a page (full compiles only).
+  std::string report, reportHtml;
+  /// The C++ compiler that builds libmodel.so.
+  std::string cxx = "c++";
+};
+
+/// `kiln compile`.
+bool compileModel(const CompileRequest &request, std::string &error);
+
+} // namespace kiln
+
+#endif // KILN_COMPILER_DRIVER_DRIVER_H
