@@ -39,8 +39,10 @@ struct KernelCode {
   std::vector<std::string> linkInputs;
   /// Code the generated runtime embeds (PTX).
   std::string embedded;
-  /// Size of the target's code, object or PTX, for the report.
+  /// Size of the target's code and what it is ("object code", "PTX"), for the
+  /// report.
   int64_t bytes = 0;
+  std::string kind;
 };
 
 /// One input or output of the model as the generated runtime describes it.

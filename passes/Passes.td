@@ -14,8 +14,10 @@ def RemoveIdentity : Pass<"kiln-remove-identity", "mlir::func::FuncOp"> {
   let summary = "Remove onnx.Identity and inference-mode onnx.Dropout";
   let description = [{
     Part of the graph phase. Identity forwards its input; Dropout at inference
-    (no training_mode input, or a constant false one) forwards its input too, and
-    is removed when its mask output is unused.
+    (no training_mode input, or a constant false one; for Dropout-1 to 11 unless
+    is_test is 0) forwards its input too, and a used mask becomes a constant all
+    true. The one place Dropout is removed: one left (training mode) has no
+    lowering, and the tensor phase names its node.
 
     Before:
     ```mlir
@@ -186,7 +188,7 @@ def MapToGpu : Pass<"kiln-map-to-gpu", "mlir::ModuleOp"> {
   }];
   let options = [
     Option<"gpuArch", "gpu-arch", "std::string", /*default=*/"\"sm_80\"",
-           "The GPU architecture (sm_80, sm_86, sm_89, sm_90)">,
+           "The GPU architecture, one of the table in codegen/cuda/GpuArch.cpp">,
   ];
   let dependentDialects = ["mlir::gpu::GPUDialect", "mlir::scf::SCFDialect",
                            "mlir::arith::ArithDialect", "mlir::cf::ControlFlowDialect",

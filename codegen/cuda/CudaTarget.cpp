@@ -126,6 +126,7 @@ public:
     if (!emitPtx(module, code.embedded, error))
       return false;
     code.bytes = static_cast<int64_t>(code.embedded.size());
+    code.kind = "PTX";
     std::error_code ec;
     llvm::raw_fd_ostream os((dir + "/model.ptx").str(), ec);
     if (ec) {

@@ -88,6 +88,7 @@ bool writeHostKernels(ModuleOp module, StringRef dir, const std::string &cpu,
   uint64_t size = 0;
   if (!llvm::sys::fs::file_size(object, size))
     code.bytes = static_cast<int64_t>(size);
+  code.kind = "object code";
   code.linkInputs.push_back(object);
   return true;
 }

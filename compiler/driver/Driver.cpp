@@ -320,6 +320,7 @@ bool compileModel(const CompileRequest &request, std::string &error) {
   }
   report.phaseMillis.push_back({"emit", millisSince(emitStart)});
   report.codeBytes = code.bytes;
+  report.codeKind = code.kind;
   if (!request.report.empty() && !report.write(request.report, error))
     return false;
   if (!request.reportHtml.empty() && !report.writeHtml(request.reportHtml, error))

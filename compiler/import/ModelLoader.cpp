@@ -106,6 +106,33 @@ void nameNodes(GraphProto &graph,
   }
 }
 
+/// Exporters write an unknown dimension as dim_value -1 (or any value <= 0 where
+/// the dimension is dynamic); ONNX's shape inference would take it for a size and
+/// refuse the real one. Such dimensions become plain unknown ones (no value, no
+/// name) in every value's declared type, subgraphs included.
+void forgetNegativeDims(GraphProto &graph) {
+  auto clean = [](ValueInfoProto &vi) {
+    if (!vi.type().has_tensor_type() || !vi.type().tensor_type().has_shape())
+      return;
+    for (auto &d : *vi.mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim())
+      if (d.has_dim_value() && d.dim_value() < 0)
+        d.clear_dim_value();
+  };
+  for (auto &vi : *graph.mutable_input())
+    clean(vi);
+  for (auto &vi : *graph.mutable_output())
+    clean(vi);
+  for (auto &vi : *graph.mutable_value_info())
+    clean(vi);
+  for (auto &node : *graph.mutable_node())
+    for (auto &attr : *node.mutable_attribute()) {
+      if (attr.has_g())
+        forgetNegativeDims(*attr.mutable_g());
+      for (auto &g : *attr.mutable_graphs())
+        forgetNegativeDims(g);
+    }
+}
+
 class Loader {
 public:
   Loader(std::string path, const LoadOptions &options)
@@ -138,6 +165,7 @@ bool Loader::run(ModelProto &model) {
   registerOnnxSchemaExtensions();
   if (!parse(model) || !checkVersions(model) || !checkNodes(model.graph(), defaultOpset))
     return false;
+  forgetNegativeDims(*model.mutable_graph());
   if (!loadExternalData(*model.mutable_graph()) ||
       !pinInputShapes(*model.mutable_graph()) || !check(model))
     return false;
@@ -377,7 +405,9 @@ bool Loader::pinInputShapes(GraphProto &graph) {
     for (size_t i = 0; i < dims.size(); ++i) {
       if (static_cast<int>(i) < shape->dim_size()) {
         const auto &d = shape->dim(static_cast<int>(i));
-        if (d.has_dim_value() && d.dim_value() != dims[i])
+        // A dim_value 0 is pinnable like an unknown one (exporters' -1 is gone by
+        // now, see forgetNegativeDims), as are named and empty dim_params.
+        if (d.has_dim_value() && d.dim_value() > 0 && d.dim_value() != dims[i])
           return fail("--input-shape sets dimension " + std::to_string(i) +
                       " of input '" + name + "' to " + std::to_string(dims[i]) +
                       " but the model fixes it to " +

@@ -202,8 +202,9 @@ FailureOr<Type> Importer::valueType(const ::onnx::TypeProto &type,
       continue;
     }
     if (requireStatic) {
-      std::string sym = d.has_dim_param() ? "symbolic dimension '" + d.dim_param() + "'"
-                                          : "a dimension that could not be inferred";
+      std::string sym = d.has_dim_param() && !d.dim_param().empty()
+                            ? "symbolic dimension '" + d.dim_param() + "'"
+                            : "an unknown dimension";
       return fail(what + " has " + sym +
                   "; pin the graph inputs with --input-shape NAME=DxDx...");
     }

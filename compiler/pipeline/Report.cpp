@@ -1,4 +1,9 @@
 //===- Report.cpp - The compile report ------------------------------------===//
+//
+// This file implements the compile report (Report.h): what it collects from the
+// kernels phase and the plan, and its JSON and HTML writers.
+//
+//===----------------------------------------------------------------------===//
 #include "compiler/pipeline/Report.h"
 #include "dialects/kiln/KilnDialect.h"
 #include "passes/plan/MemoryPlan.h"
@@ -194,7 +199,7 @@ bool CompileReport::writeHtml(const std::string &path, std::string &error) const
   row("lower bound (most bytes live at once)", humanBytes(lowerBoundBytes));
   row("naive (every intermediate its own buffer)", humanBytes(naiveBytes));
   row("weights", humanBytes(weightBytes));
-  row(target == "cuda" ? "PTX" : "object code", humanBytes(codeBytes));
+  row(codeKind, humanBytes(codeBytes));
   row("compile time", llvm::formatv("{0:f0} ms", totalMs).str());
   os << "</table>\n";
 

@@ -31,7 +31,8 @@ struct CompileReport {
   int64_t lowerBoundBytes = 0;
   int64_t naiveBytes = 0;
   int64_t weightBytes = 0;
-  int64_t codeBytes = 0; // object (host) or PTX (cuda)
+  int64_t codeBytes = 0; // the target's code
+  std::string codeKind = "code"; // what it is: "object code", "PTX"
   std::vector<std::pair<std::string, double>> phaseMillis;
 
   /// The plan's launches (and copies) in schedule order.

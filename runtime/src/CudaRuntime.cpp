@@ -1,4 +1,10 @@
 //===- CudaRuntime.cpp - The CUDA driver, loaded at run time --------------===//
+//
+// This file implements the CUDA runtime of generated cuda models (CudaRuntime.h):
+// the driver loaded with dlopen, and CudaModel (module, arena, weights, streams,
+// events, graph capture).
+//
+//===----------------------------------------------------------------------===//
 #include "kiln/runtime/CudaRuntime.h"
 
 #include <dlfcn.h>

@@ -1,4 +1,10 @@
 //===- ModelSupport.cpp - What generated model code calls -----------------===//
+//
+// This file implements what generated model code calls (ModelSupport.h): weights
+// loading from a file or an embedded image (WeightsFormat.h), aligned buffers and the
+// argument checks of kiln_model_run.
+//
+//===----------------------------------------------------------------------===//
 #include "kiln/runtime/ModelSupport.h"
 
 #include <cstdlib>

@@ -1,5 +1,6 @@
 //===- SimRuntime.cpp - The cuda kernels' SIMT mapping, run on the CPU ----===//
 //
+// This file implements the SIMT simulator of the cuda-sim target (SimRuntime.h).
 // One block at a time. A kernel without barriers or shuffles runs thread after thread
 // on the caller's stack. Otherwise each thread is a fiber (its own stack, started
 // with ucontext, switched with _setjmp/_longjmp) that runs until it returns, reaches

@@ -1,4 +1,9 @@
 //===- Tensor.cpp - Element types and tensor descriptors ------------------===//
+//
+// This file implements element type sizes and names and tensor descriptors
+// (Tensor.h).
+//
+//===----------------------------------------------------------------------===//
 #include "kiln/runtime/Tensor.h"
 
 #include <limits>

@@ -1,6 +1,6 @@
 //===- kiln-opt.cpp - mlir-opt with Kiln's dialects and passes ------------===//
 //
-// The driver of Kiln's lit tests: parses IR, runs the passes or phase pipelines
+// This file implements kiln-opt, the driver of Kiln's lit tests: parses IR, runs the passes or phase pipelines
 // named on the command line, prints the result. Registers only the dialects Kiln
 // uses.
 //

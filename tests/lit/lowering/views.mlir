@@ -1,4 +1,5 @@
 // RUN: kiln-opt %s --convert-onnx-to-linalg | FileCheck %s
+// Views and copies (passes/lowering/Views.cpp).
 
 // CHECK-DAG: #[[REV:.*]] = affine_map<(d0) -> (-d0 + 4)>
 
@@ -38,22 +39,6 @@ func.func @slice_reverse(%a: tensor<5xf32>) -> tensor<5xf32> {
   return %0 : tensor<5xf32>
 }
 
-// CHECK-LABEL: func.func @gather
-// CHECK: linalg.generic
-// CHECK: arith.index_cast
-// CHECK: tensor.extract
-func.func @gather(%a: tensor<5x6xf32>, %i: tensor<3xi64>) -> tensor<3x6xf32> {
-  %0 = "onnx.Gather"(%a, %i) {axis = 0 : i64} : (tensor<5x6xf32>, tensor<3xi64>) -> tensor<3x6xf32>
-  return %0 : tensor<3x6xf32>
-}
-
-// CHECK-LABEL: func.func @shape_of
-// CHECK: arith.constant dense<[2, 3, 4]> : tensor<3xi64>
-func.func @shape_of(%a: tensor<2x3x4xf32>) -> tensor<3xi64> {
-  %0 = "onnx.Shape"(%a) : (tensor<2x3x4xf32>) -> tensor<3xi64>
-  return %0 : tensor<3xi64>
-}
-
 // Pad with run-time pads or a non-constant mode: a generic that computes each
 // element's source coordinate (reflect: mirrored at the edges).
 // CHECK-LABEL: func.func @reflect_pad
@@ -65,26 +50,4 @@ func.func @reflect_pad(%a: tensor<4xf32>, %pads: tensor<2xi64>) -> tensor<7xf32>
   %none = onnx.NoValue
   %0 = "onnx.Pad"(%a, %pads, %none, %none) {mode = "reflect"} : (tensor<4xf32>, tensor<2xi64>, none, none) -> tensor<7xf32>
   return %0 : tensor<7xf32>
-}
-
-// CHECK-LABEL: func.func @one_hot
-// CHECK: linalg.generic
-// CHECK: linalg.index 1
-// CHECK: arith.select
-func.func @one_hot(%i: tensor<3xi64>, %depth: tensor<i64>, %v: tensor<2xf32>) -> tensor<3x5xf32> {
-  %0 = "onnx.OneHot"(%i, %depth, %v) {axis = -1 : i64} : (tensor<3xi64>, tensor<i64>, tensor<2xf32>) -> tensor<3x5xf32>
-  return %0 : tensor<3x5xf32>
-}
-
-// Resize, linear, half_pixel: source coordinate (o + 0.5) / scale - 0.5, then the
-// 2^rank neighbours weighted by their distances.
-// CHECK-LABEL: func.func @resize_linear
-// CHECK: linalg.generic
-// CHECK: math.floor
-// CHECK-COUNT-4: tensor.extract %arg0
-func.func @resize_linear(%x: tensor<2x2xf32>) -> tensor<4x4xf32> {
-  %none = onnx.NoValue
-  %s = "onnx.Constant"() {value = dense<2.0> : tensor<2xf32>} : () -> tensor<2xf32>
-  %0 = "onnx.Resize"(%x, %none, %s, %none) {mode = "linear"} : (tensor<2x2xf32>, none, tensor<2xf32>, none) -> tensor<4x4xf32>
-  return %0 : tensor<4x4xf32>
 }
