@@ -153,6 +153,34 @@ def VerifyMemoryPlan : Pass<"kiln-verify-memory-plan", "mlir::ModuleOp"> {
 }
 
 //===----------------------------------------------------------------------===//
+// Codegen: the host target (codegen/host)
+//===----------------------------------------------------------------------===//
+
+def ExpandHostBf16 : Pass<"kiln-expand-host-bf16", "mlir::ModuleOp"> {
+  let summary = "Expand bf16 conversions into integer arithmetic for the host";
+  let description = [{
+    Part of the host codegen pipeline (and so of cuda-sim's). LLVM lowers an f32 to
+    bf16 truncation on CPUs without bf16 instructions to a call of
+    `__truncsfbf2`, which the system's libgcc (GCC 12) does not have: a model with
+    such a cast would not load. This pass expands `arith.truncf` to bf16 (round to
+    nearest even, NaN kept quiet) and `arith.extf` from bf16 into integer
+    arithmetic (MLIR's bf16 expansion), so no runtime function is needed.
+
+    Before:
+    ```mlir
+    %b = arith.truncf %x : f32 to bf16
+    ```
+    After:
+    ```mlir
+    %i = arith.bitcast %x : f32 to i32
+    ... (round to nearest even) ...
+    %b = arith.bitcast %h : i16 to bf16
+    ```
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect"];
+}
+
+//===----------------------------------------------------------------------===//
 // Codegen: the GPU targets (codegen/cuda, codegen/cuda-sim)
 //===----------------------------------------------------------------------===//
 

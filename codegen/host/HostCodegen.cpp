@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "codegen/host/HostCodegen.h"
 #include "codegen/LlvmModule.h"
+#include "passes/Passes.h"
 
 #include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
@@ -44,6 +45,7 @@ void buildHostCodegenPipeline(OpPassManager &pm) {
   funcs.addPass(createConvertSCFToCFPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
+  pm.addPass(createExpandHostBf16());
   pm.addPass(createConvertMathToFuncs());
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());

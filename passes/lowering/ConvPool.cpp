@@ -79,25 +79,10 @@ bool readWindow(Operation *op, ArrayRef<int64_t> in, ArrayRef<int64_t> kernel,
 /// Pads the spatial dims (from dim 2) of `x` with `value`.
 Value padSpatial(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> low,
                  ArrayRef<int64_t> high, double value) {
-  auto type = cast<RankedTensorType>(x.getType());
-  if (llvm::all_of(low, [](int64_t v) { return v == 0; }) &&
-      llvm::all_of(high, [](int64_t v) { return v == 0; }))
-    return x;
-  SmallVector<int64_t> lo{0, 0}, hi{0, 0}, shape{type.getDimSize(0), type.getDimSize(1)};
-  for (size_t i = 0; i < low.size(); ++i) {
-    lo.push_back(low[i]);
-    hi.push_back(high[i]);
-    shape.push_back(type.getDimSize(i + 2) + low[i] + high[i]);
-  }
-  auto padded = RankedTensorType::get(shape, type.getElementType());
-  auto pad = b.create<tensor::PadOp>(loc, padded, x, lo, hi, ValueRange{}, ValueRange{});
-  OpBuilder::InsertionGuard guard(b);
-  Block *block = b.createBlock(&pad.getRegion());
-  for (int64_t i = 0; i < type.getRank(); ++i)
-    block->addArgument(b.getIndexType(), loc);
-  b.setInsertionPointToEnd(block);
-  b.create<tensor::YieldOp>(loc, scalarConstant(b, loc, type.getElementType(), value));
-  return pad.getResult();
+  SmallVector<int64_t> lo{0, 0}, hi{0, 0};
+  lo.append(low.begin(), low.end());
+  hi.append(high.begin(), high.end());
+  return padTensor(b, loc, x, lo, hi, value);
 }
 
 /// y + bias per output channel (bias may be `none`): the convolutions' epilogue.

@@ -2,10 +2,13 @@
 //
 // This file implements the generator family: Shape, Size and ConstantOfShape
 // fold to constants (every shape is static); Range, OneHot, Trilu and EyeLike
-// become generics computing each element from its position.
+// become generics computing each element from its position, as do the window
+// functions (Hann, Hamming, Blackman).
 //
 //===----------------------------------------------------------------------===//
 #include "passes/lowering/LoweringUtils.h"
+
+#include <cmath>
 
 using namespace mlir;
 
@@ -233,10 +236,71 @@ struct RangeLowering : OpConversionPattern<onnx::RangeOp> {
   }
 };
 
+/// The window functions: w[n] = a0 - a1 cos(2 pi n / N) + a2 cos(4 pi n / N), with
+/// N = size (periodic) or size - 1 (symmetric). The size operand may be a run-time
+/// input: the static output shape is then the only valid value.
+template <typename WindowOp>
+struct WindowLowering : OpConversionPattern<WindowOp> {
+  WindowLowering(TypeConverter &converter, MLIRContext *ctx, double a0, double a1,
+                 double a2)
+      : OpConversionPattern<WindowOp>(converter, ctx), a0(a0), a1(a1), a2(a2) {}
+  using OpAdaptor = typename WindowOp::Adaptor;
+  LogicalResult
+  matchAndRewrite(WindowOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto type = resultTypeOf(this->getTypeConverter(), op);
+    if (!type || type.getRank() != 1 || !type.hasStaticShape() ||
+        !isa<FloatType>(type.getElementType()))
+      return failure();
+    int64_t size = type.getDimSize(0);
+    SmallVector<int64_t> given;
+    if (getConstantInts(op.getSize(), given) && (given.size() != 1 || given[0] != size))
+      return rewriter.notifyMatchFailure(op, "size disagrees with the output shape");
+    Location loc = op.getLoc();
+    double n = op.getPeriodic() ? static_cast<double>(size) : static_cast<double>(size - 1);
+    double step = n > 0 ? 2 * M_PI / n : 0;
+    Type elem = type.getElementType();
+    auto generic = rewriter.create<linalg::GenericOp>(
+        loc, TypeRange{type}, ValueRange{}, ValueRange{emptyTensor(rewriter, loc, type)},
+        ArrayRef<AffineMap>{AffineMap::getMultiDimIdentityMap(1, this->getContext())},
+        SmallVector<utils::IteratorType>{utils::IteratorType::parallel},
+        [&](OpBuilder &b, Location l, ValueRange) {
+          Value i = b.create<arith::IndexCastOp>(l, b.getI64Type(),
+                                                 b.create<linalg::IndexOp>(l, 0));
+          Value x = b.create<arith::MulFOp>(l, b.create<arith::SIToFPOp>(l, elem, i),
+                                            scalarConstant(b, l, elem, step));
+          Value w = b.create<arith::SubFOp>(
+              l, scalarConstant(b, l, elem, a0),
+              b.create<arith::MulFOp>(l, scalarConstant(b, l, elem, a1),
+                                      b.create<math::CosOp>(l, x)));
+          if (a2 != 0) {
+            Value twice = b.create<arith::AddFOp>(l, x, x);
+            w = b.create<arith::AddFOp>(
+                l, w,
+                b.create<arith::MulFOp>(l, scalarConstant(b, l, elem, a2),
+                                        b.create<math::CosOp>(l, twice)));
+          }
+          b.create<linalg::YieldOp>(l, w);
+        });
+    rewriter.replaceOp(op, generic.getResult(0));
+    return success();
+  }
+
+private:
+  double a0, a1, a2;
+};
+
 } // namespace
 
-void populateGeneratorLoweringPatterns(RewritePatternSet &patterns, TypeConverter &converter) {
-  patterns.add<ShapeConstantLowering, OneHotLowering, TriluLowering, RangeLowering>(converter, patterns.getContext());
+void populateGeneratorLoweringPatterns(RewritePatternSet &patterns,
+                                       TypeConverter &converter) {
+  patterns.add<ShapeConstantLowering, OneHotLowering, TriluLowering, RangeLowering>(
+      converter, patterns.getContext());
+  MLIRContext *ctx = patterns.getContext();
+  patterns.add<WindowLowering<onnx::HannWindowOp>>(converter, ctx, 0.5, 0.5, 0.0);
+  patterns.add<WindowLowering<onnx::HammingWindowOp>>(converter, ctx, 25.0 / 46.0,
+                                                      21.0 / 46.0, 0.0);
+  patterns.add<WindowLowering<onnx::BlackmanWindowOp>>(converter, ctx, 0.42, 0.5, 0.08);
 }
 
 } // namespace kiln

@@ -1,4 +1,10 @@
 //===- LoweringUtils.cpp - Helpers for onnx -> linalg lowering ------------===//
+//
+// This file implements the helpers the onnx -> linalg lowering families share
+// (LoweringUtils.h): element kinds, empty and filled tensors, elementwise generics,
+// reshapes, constant operands, index wrapping.
+//
+//===----------------------------------------------------------------------===//
 #include "passes/lowering/LoweringUtils.h"
 
 #include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
@@ -184,6 +190,26 @@ RankedTensorType resultTypeOf(const TypeConverter *converter, Operation *op,
                               unsigned index) {
   return dyn_cast_or_null<RankedTensorType>(
       converter->convertType(op->getResult(index).getType()));
+}
+
+Value padTensor(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> low,
+                ArrayRef<int64_t> high, double value) {
+  auto type = cast<RankedTensorType>(x.getType());
+  if (llvm::all_of(low, [](int64_t v) { return v == 0; }) &&
+      llvm::all_of(high, [](int64_t v) { return v == 0; }))
+    return x;
+  SmallVector<int64_t> shape;
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    shape.push_back(type.getDimSize(d) + low[d] + high[d]);
+  auto padded = RankedTensorType::get(shape, type.getElementType());
+  auto pad = b.create<tensor::PadOp>(loc, padded, x, low, high, ValueRange{}, ValueRange{});
+  OpBuilder::InsertionGuard guard(b);
+  Block *block = b.createBlock(&pad.getRegion());
+  for (int64_t i = 0; i < type.getRank(); ++i)
+    block->addArgument(b.getIndexType(), loc);
+  b.setInsertionPointToEnd(block);
+  b.create<tensor::YieldOp>(loc, scalarConstant(b, loc, type.getElementType(), value));
+  return pad.getResult();
 }
 
 } // namespace kiln

@@ -56,18 +56,24 @@ mlir::Value buildElementwise(mlir::OpBuilder &b, mlir::Location loc,
                              mlir::RankedTensorType resultType,
                              mlir::ValueRange inputs, ScalarBody body);
 
+/// Pads every dim d of `x` (static shape) with low[d] and high[d] elements of
+/// `value` (tensor.pad); `x` itself when nothing is padded.
+mlir::Value padTensor(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
+                      llvm::ArrayRef<int64_t> low, llvm::ArrayRef<int64_t> high,
+                      double value);
+
 /// Reshapes `value` (static shape) to `type` with the same element count, through
 /// tensor.collapse_shape / tensor.expand_shape.
 mlir::Value reshapeTo(mlir::OpBuilder &b, mlir::Location loc, mlir::Value value,
                       mlir::RankedTensorType type);
 
-/// Reads a constant integer tensor operand (an onnx.Constant or arith.constant);
-/// false when it is not a compile-time constant.
 /// The converted type of `op`'s result `index`, or null when it is not a ranked
 /// tensor.
 mlir::RankedTensorType resultTypeOf(const mlir::TypeConverter *converter,
                                     mlir::Operation *op, unsigned index = 0);
 
+/// Reads a constant integer tensor operand (an onnx.Constant or arith.constant);
+/// false when it is not a compile-time constant.
 bool getConstantInts(mlir::Value value, llvm::SmallVectorImpl<int64_t> &out);
 
 /// A run-time index into a dimension of size `dim`, counting from the end when

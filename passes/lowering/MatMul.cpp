@@ -3,10 +3,14 @@
 // This file implements the contraction family. MatMul is a linalg.generic with
 // NumPy batch broadcasting (1-D operands are promoted and the extra dimension
 // dropped again); Gemm folds transA/transB into the indexing maps and applies
-// alpha, beta and the broadcast C in one elementwise epilogue.
+// alpha, beta and the broadcast C in one elementwise epilogue. Einsum is one
+// linalg.generic whose indexing maps come from the equation (ellipsis broadcast,
+// repeated letters as diagonals, implicit outputs), summing a product of operands.
 //
 //===----------------------------------------------------------------------===//
 #include "passes/lowering/LoweringUtils.h"
+
+#include <map>
 
 using namespace mlir;
 
@@ -165,11 +169,175 @@ struct GemmLowering : OpConversionPattern<onnx::GemmOp> {
   }
 };
 
+/// An Einsum equation: one term per operand and the output's, each a list of
+/// letters where -1 stands for the ellipsis.
+struct EinsumEquation {
+  SmallVector<SmallVector<int>> inputs;
+  SmallVector<int> output;
+};
+
+/// Parses `text` ("bij,bjk->bik", "...ii->...i", "i,i"); false when malformed.
+bool parseEinsum(StringRef text, size_t numInputs, EinsumEquation &eq) {
+  std::string clean;
+  for (char c : text)
+    if (c != ' ')
+      clean += c;
+  StringRef spec = clean;
+  auto [lhs, rhs] = spec.split("->");
+  bool explicitOutput = spec.contains("->");
+  auto parseTerm = [](StringRef term, SmallVector<int> &out) {
+    for (size_t i = 0; i < term.size(); ++i) {
+      if (term.substr(i).starts_with("...")) {
+        if (llvm::is_contained(out, -1))
+          return false;
+        out.push_back(-1);
+        i += 2;
+        continue;
+      }
+      if (!llvm::isAlpha(term[i]))
+        return false;
+      out.push_back(term[i]);
+    }
+    return true;
+  };
+  SmallVector<StringRef> terms;
+  lhs.split(terms, ',');
+  if (terms.size() != numInputs)
+    return false;
+  for (StringRef t : terms)
+    if (!parseTerm(t, eq.inputs.emplace_back()))
+      return false;
+  if (explicitOutput)
+    return parseTerm(rhs, eq.output);
+  // Implicit output: the ellipsis, then the letters that appear once, sorted.
+  std::map<int, int> counts;
+  bool ellipsis = false;
+  for (const auto &term : eq.inputs)
+    for (int l : term)
+      (l == -1 ? (void)(ellipsis = true) : (void)++counts[l]);
+  if (ellipsis)
+    eq.output.push_back(-1);
+  for (auto [l, n] : counts)
+    if (n == 1)
+      eq.output.push_back(l);
+  return true;
+}
+
+/// Einsum: out[output letters] = sum over the other letters of the product of the
+/// operands at their letters. Ellipsis dims broadcast like NumPy's (right-aligned,
+/// size 1 repeats); a letter repeated in one operand reads its diagonal.
+struct EinsumLowering : OpConversionPattern<onnx::EinsumOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(onnx::EinsumOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto type = resultTypeOf(getTypeConverter(), op);
+    ValueRange inputs = adaptor.getInputs();
+    EinsumEquation eq;
+    if (!type || !type.hasStaticShape() || inputs.empty() ||
+        !parseEinsum(op.getEquation(), inputs.size(), eq))
+      return rewriter.notifyMatchFailure(op, "malformed equation");
+    // Loop dims: the ellipsis dims, the output letters, then the summed letters.
+    int64_t ellipsisRank = 0;
+    for (auto [term, v] : llvm::zip(eq.inputs, inputs)) {
+      auto t = cast<RankedTensorType>(v.getType());
+      if (!t.hasStaticShape())
+        return failure();
+      int64_t letters = llvm::count_if(term, [](int l) { return l != -1; });
+      bool hasEllipsis = llvm::is_contained(term, -1);
+      if ((!hasEllipsis && letters != t.getRank()) || letters > t.getRank())
+        return rewriter.notifyMatchFailure(op, "equation does not match the ranks");
+      if (hasEllipsis)
+        ellipsisRank = std::max(ellipsisRank, t.getRank() - letters);
+    }
+    SmallVector<int> order; // letters in loop order after the ellipsis dims
+    for (int l : eq.output)
+      if (l != -1)
+        order.push_back(l);
+    int64_t numParallel = ellipsisRank + static_cast<int64_t>(order.size());
+    for (const auto &term : eq.inputs)
+      for (int l : term)
+        if (l != -1 && !llvm::is_contained(order, l))
+          order.push_back(l);
+    int64_t numLoops = ellipsisRank + static_cast<int64_t>(order.size());
+    SmallVector<int64_t> loopSize(numLoops, 1);
+    MLIRContext *ctx = rewriter.getContext();
+    auto letterDim = [&](int l) {
+      return ellipsisRank + (llvm::find(order, l) - order.begin());
+    };
+    SmallVector<AffineMap> maps;
+    SmallVector<SmallVector<std::pair<int64_t, int64_t>>> uses; // (loop, size) per input
+    for (auto [term, v] : llvm::zip(eq.inputs, inputs)) {
+      auto t = cast<RankedTensorType>(v.getType());
+      int64_t ellipsisDims = t.getRank() - llvm::count_if(term, [](int l) { return l != -1; });
+      SmallVector<std::pair<int64_t, int64_t>> &use = uses.emplace_back();
+      int64_t d = 0;
+      for (int l : term) {
+        if (l != -1) {
+          use.push_back({letterDim(l), t.getDimSize(d++)});
+          continue;
+        }
+        for (int64_t e = 0; e < ellipsisDims; ++e)
+          use.push_back({ellipsisRank - ellipsisDims + e, t.getDimSize(d++)});
+      }
+      for (auto [loop, size] : use)
+        if (size != 1)
+          loopSize[loop] = size;
+    }
+    for (const auto &use : uses) {
+      SmallVector<AffineExpr> exprs;
+      for (auto [loop, size] : use) {
+        // A letter's dims agree exactly; an ellipsis dim may also be 1 (broadcast).
+        if (size != loopSize[loop] && !(loop < ellipsisRank && size == 1))
+          return rewriter.notifyMatchFailure(op, "operand dimensions disagree");
+        bool broadcast = loop < ellipsisRank && size == 1 && loopSize[loop] != 1;
+        exprs.push_back(broadcast ? getAffineConstantExpr(0, ctx)
+                                  : getAffineDimExpr(loop, ctx));
+      }
+      maps.push_back(AffineMap::get(numLoops, 0, exprs, ctx));
+    }
+    SmallVector<AffineExpr> outExprs;
+    SmallVector<int64_t> outShape;
+    for (int l : eq.output) {
+      if (l != -1) {
+        outExprs.push_back(getAffineDimExpr(letterDim(l), ctx));
+        outShape.push_back(loopSize[letterDim(l)]);
+        continue;
+      }
+      for (int64_t e = 0; e < ellipsisRank; ++e) {
+        outExprs.push_back(getAffineDimExpr(e, ctx));
+        outShape.push_back(loopSize[e]);
+      }
+    }
+    if (llvm::ArrayRef<int64_t>(outShape) != type.getShape())
+      return rewriter.notifyMatchFailure(op, "inferred output shape differs");
+    maps.push_back(AffineMap::get(numLoops, 0, outExprs, ctx));
+    SmallVector<utils::IteratorType> iterators(numParallel, utils::IteratorType::parallel);
+    iterators.append(numLoops - numParallel, utils::IteratorType::reduction);
+    Location loc = op.getLoc();
+    auto generic = rewriter.create<linalg::GenericOp>(
+        loc, TypeRange{type}, inputs, ValueRange{filledTensor(rewriter, loc, type, 0)},
+        maps, iterators, [&](OpBuilder &b, Location l, ValueRange args) {
+          Value product = args[0];
+          bool isFloat = isa<FloatType>(product.getType());
+          for (Value x : args.drop_front().drop_back())
+            product = isFloat ? b.create<arith::MulFOp>(l, product, x).getResult()
+                              : b.create<arith::MulIOp>(l, product, x).getResult();
+          Value acc = args.back();
+          b.create<linalg::YieldOp>(
+              l, isFloat ? b.create<arith::AddFOp>(l, acc, product).getResult()
+                         : b.create<arith::AddIOp>(l, acc, product).getResult());
+        });
+    rewriter.replaceOp(op, generic.getResult(0));
+    return success();
+  }
+};
+
 } // namespace
 
 void populateMatMulLoweringPatterns(RewritePatternSet &patterns,
                                     TypeConverter &converter) {
-  patterns.add<MatMulLowering, GemmLowering>(converter, patterns.getContext());
+  patterns.add<MatMulLowering, GemmLowering, EinsumLowering>(converter, patterns.getContext());
 }
 
 } // namespace kiln

@@ -3,7 +3,8 @@
 // This file implements the normalization family for inference:
 // BatchNormalization (running statistics), LayerNormalization and
 // InstanceNormalization (statistics over the normalized dimensions, computed as
-// mean and mean of squared deviations). Training-mode outputs are not lowered.
+// mean and mean of squared deviations), MeanVarianceNormalization, and LRN (a
+// window sum of squares across channels of the zero-padded input). Training-mode outputs are not lowered.
 //
 //===----------------------------------------------------------------------===//
 #include "passes/lowering/Reduction.h"
@@ -186,11 +187,114 @@ struct InstanceNormLowering : OpConversionPattern<onnx::InstanceNormalizationOp>
   }
 };
 
+/// MeanVarianceNormalization: (x - mean) / (sqrt(variance) + 1e-9) over `axes`
+/// (default N, H, W), as ONNX's function body defines it.
+struct MeanVarianceNormalizationLowering
+    : OpConversionPattern<onnx::MeanVarianceNormalizationOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(onnx::MeanVarianceNormalizationOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Value x = adaptor.getX();
+    auto type = cast<RankedTensorType>(x.getType());
+    int64_t rank = type.getRank();
+    SmallVector<int64_t> axes{0, 2, 3};
+    if (std::optional<ArrayAttr> given = op.getAxes())
+      axes = llvm::to_vector(llvm::map_range(
+          given->getAsRange<IntegerAttr>(), [](IntegerAttr a) { return a.getInt(); }));
+    SmallVector<bool> reduced(rank, false);
+    for (int64_t axis : axes) {
+      if (!normalizeAxis(axis, rank))
+        return rewriter.notifyMatchFailure(op, "axis out of range");
+      reduced[axis] = true;
+    }
+    Location loc = op.getLoc();
+    Type elem = type.getElementType();
+    Value mean = meanKeepDims(rewriter, loc, x, reduced);
+    Value centered = buildElementwise(rewriter, loc, type, ValueRange{x, mean},
+                                      [](OpBuilder &b, Location l, ValueRange a) -> Value {
+                                        return b.create<arith::SubFOp>(l, a[0], a[1]);
+                                      });
+    Value squares = buildElementwise(rewriter, loc, type, ValueRange{centered},
+                                     [](OpBuilder &b, Location l, ValueRange a) -> Value {
+                                       return b.create<arith::MulFOp>(l, a[0], a[0]);
+                                     });
+    Value variance = meanKeepDims(rewriter, loc, squares, reduced);
+    Value y = buildElementwise(
+        rewriter, loc, type, ValueRange{centered, variance},
+        [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+          Value std = b.create<math::SqrtOp>(l, a[1]);
+          Value denom = b.create<arith::AddFOp>(l, std, scalarConstant(b, l, elem, 1e-9));
+          return b.create<arith::DivFOp>(l, a[0], denom);
+        });
+    rewriter.replaceOp(op, y);
+    return success();
+  }
+};
+
+/// LRN: y = x / (bias + alpha / size * sum of x^2 over the channels
+/// [c - floor((size-1)/2), c + ceil((size-1)/2)])^beta, the window clipped at the
+/// edges (read from the squares padded with zeros across channels).
+struct LRNLowering : OpConversionPattern<onnx::LRNOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(onnx::LRNOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Value x = adaptor.getX();
+    auto type = cast<RankedTensorType>(x.getType());
+    int64_t size = static_cast<int64_t>(op.getSize()), rank = type.getRank();
+    if (!type.hasStaticShape() || rank < 2 || size < 1)
+      return failure();
+    Location loc = op.getLoc();
+    Type elem = type.getElementType();
+    Value squares = buildElementwise(rewriter, loc, type, ValueRange{x},
+                                     [](OpBuilder &b, Location l, ValueRange a) -> Value {
+                                       return b.create<arith::MulFOp>(l, a[0], a[0]);
+                                     });
+    SmallVector<int64_t> low(rank, 0), high(rank, 0);
+    low[1] = (size - 1) / 2;
+    high[1] = size - 1 - low[1];
+    Value padded = padTensor(rewriter, loc, squares, low, high, 0.0);
+    MLIRContext *ctx = getContext();
+    SmallVector<AffineExpr> window;
+    for (int64_t d = 0; d < rank; ++d)
+      window.push_back(d == 1 ? getAffineDimExpr(1, ctx) + getAffineDimExpr(rank, ctx)
+                              : getAffineDimExpr(d, ctx));
+    SmallVector<utils::IteratorType> iterators(rank, utils::IteratorType::parallel);
+    iterators.push_back(utils::IteratorType::reduction);
+    // The window dim's extent comes from a (never read) operand of `size` elements.
+    auto windowType = RankedTensorType::get({size}, elem);
+    auto sum = rewriter.create<linalg::GenericOp>(
+        loc, TypeRange{type}, ValueRange{padded, emptyTensor(rewriter, loc, windowType)},
+        ValueRange{filledTensor(rewriter, loc, type, 0)},
+        ArrayRef<AffineMap>{AffineMap::get(rank + 1, 0, window, ctx),
+                            AffineMap::get(rank + 1, 0, getAffineDimExpr(rank, ctx)),
+                            AffineMap::getMultiDimIdentityMap(rank + 1, ctx).getMajorSubMap(rank)},
+        iterators, [](OpBuilder &b, Location l, ValueRange args) {
+          b.create<linalg::YieldOp>(l, b.create<arith::AddFOp>(l, args[2], args[0]).getResult());
+        });
+    double alpha = op.getAlpha().convertToDouble(), beta = op.getBeta().convertToDouble();
+    double bias = op.getBias().convertToDouble();
+    Value y = buildElementwise(
+        rewriter, loc, type, ValueRange{x, sum.getResult(0)},
+        [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+          Value scaled = b.create<arith::MulFOp>(
+              l, a[1], scalarConstant(b, l, elem, alpha / static_cast<double>(size)));
+          Value base = b.create<arith::AddFOp>(l, scaled, scalarConstant(b, l, elem, bias));
+          Value denom = b.create<math::PowFOp>(l, base, scalarConstant(b, l, elem, beta));
+          return b.create<arith::DivFOp>(l, a[0], denom);
+        });
+    rewriter.replaceOp(op, y);
+    return success();
+  }
+};
+
 } // namespace
 
 void populateNormalizationLoweringPatterns(RewritePatternSet &patterns,
                                            TypeConverter &converter) {
-  patterns.add<BatchNormLowering, LayerNormLowering, InstanceNormLowering>(
+  patterns.add<BatchNormLowering, LayerNormLowering, InstanceNormLowering, LRNLowering,
+               MeanVarianceNormalizationLowering>(
       converter, patterns.getContext());
 }
 

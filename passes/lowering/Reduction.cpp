@@ -2,7 +2,8 @@
 //
 // This file implements the reduction family: every Reduce* op in every version
 // (axes as attribute before opset 13/18, as input after), Softmax and LogSoftmax
-// (one axis from opset 13, "coerced to 2-D" before), and the global pools. A
+// (one axis from opset 13, "coerced to 2-D" before), the global pools, ArgMax/ArgMin,
+// Hardmax, CumSum and TopK (a rank per element, then a selection by rank). A
 // reduction is a linalg.generic over the input with the reduced dimensions as
 // reduction iterators into a filled accumulator, reshaped for keepdims.
 //
@@ -633,12 +634,111 @@ struct CumSumLowering : OpConversionPattern<onnx::CumSumOp> {
   }
 };
 
+/// TopK along `axis`, in two generics, both reductions along the
+/// axis that map to any target: each element's rank (how many elements of its
+/// slice come before it: better, or equal at a lower index, as ONNX orders ties),
+/// then for each output position j the element whose rank is j, with its index.
+/// O(n^2) along the axis; the output is always sorted, which `sorted = 0` allows.
+struct TopKLowering : OpConversionPattern<onnx::TopKOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(onnx::TopKOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto valuesType = resultTypeOf(getTypeConverter(), op, 0);
+    auto indicesType = resultTypeOf(getTypeConverter(), op, 1);
+    Value x = adaptor.getX();
+    auto xType = cast<RankedTensorType>(x.getType());
+    int64_t rank = xType.getRank(), axis = static_cast<int64_t>(op.getAxis());
+    // K: a constant, or (a run-time input) the static output's extent along the axis,
+    // which shapes being static makes the only valid value.
+    if (!valuesType || !indicesType || !xType.hasStaticShape() ||
+        !valuesType.hasStaticShape() || !normalizeAxis(axis, rank))
+      return failure();
+    int64_t k = valuesType.getDimSize(axis);
+    SmallVector<int64_t> constantK;
+    if (getConstantInts(op.getK(), constantK) && (constantK.size() != 1 || constantK[0] != k))
+      return rewriter.notifyMatchFailure(op, "K disagrees with the output shape");
+    if (k > xType.getDimSize(axis))
+      return rewriter.notifyMatchFailure(op, "K exceeds the axis");
+    Location loc = op.getLoc();
+    if (valuesType.getNumElements() == 0) {
+      rewriter.replaceOp(op, ValueRange{emptyTensor(rewriter, loc, valuesType),
+                                        emptyTensor(rewriter, loc, indicesType)});
+      return success();
+    }
+    bool largest = op.getLargest().value_or(1) != 0;
+    ElemKind kind = elemKind(op.getX().getType());
+    MLIRContext *ctx = getContext();
+    // Loops: the tensor's dims, then t, the other position along the axis.
+    SmallVector<AffineExpr> self, other;
+    for (int64_t d = 0; d < rank; ++d) {
+      self.push_back(getAffineDimExpr(d, ctx));
+      other.push_back(getAffineDimExpr(d == axis ? rank : d, ctx));
+    }
+    AffineMap selfMap = AffineMap::get(rank + 1, 0, self, ctx);
+    AffineMap otherMap = AffineMap::get(rank + 1, 0, other, ctx);
+    SmallVector<utils::IteratorType> iterators(rank, utils::IteratorType::parallel);
+    iterators.push_back(utils::IteratorType::reduction);
+    auto before = [&](OpBuilder &b, Location l, Value u, Value v) -> Value {
+      // u strictly better than v.
+      if (kind == ElemKind::Float)
+        return b.create<arith::CmpFOp>(
+            l, largest ? arith::CmpFPredicate::OGT : arith::CmpFPredicate::OLT, u, v);
+      bool u8 = kind == ElemKind::Unsigned || kind == ElemKind::Bool;
+      auto pred = largest ? (u8 ? arith::CmpIPredicate::ugt : arith::CmpIPredicate::sgt)
+                          : (u8 ? arith::CmpIPredicate::ult : arith::CmpIPredicate::slt);
+      return b.create<arith::CmpIOp>(l, pred, u, v);
+    };
+    auto equal = [&](OpBuilder &b, Location l, Value u, Value v) -> Value {
+      if (kind == ElemKind::Float)
+        return b.create<arith::CmpFOp>(l, arith::CmpFPredicate::OEQ, u, v);
+      return b.create<arith::CmpIOp>(l, arith::CmpIPredicate::eq, u, v);
+    };
+    Type i64 = rewriter.getI64Type();
+    auto rankType = RankedTensorType::get(xType.getShape(), i64);
+    auto ranks = rewriter.create<linalg::GenericOp>(
+        loc, TypeRange{rankType}, ValueRange{x, x},
+        ValueRange{filledTensor(rewriter, loc, rankType, 0)},
+        ArrayRef<AffineMap>{selfMap, otherMap, selfMap}, iterators,
+        [&](OpBuilder &b, Location l, ValueRange args) {
+          Value s = b.create<linalg::IndexOp>(l, axis);
+          Value t = b.create<linalg::IndexOp>(l, rank);
+          Value lower = b.create<arith::CmpIOp>(l, arith::CmpIPredicate::ult, t, s);
+          Value first = b.create<arith::OrIOp>(
+              l, before(b, l, args[1], args[0]),
+              b.create<arith::AndIOp>(l, equal(b, l, args[1], args[0]), lower));
+          Value one = b.create<arith::ExtUIOp>(l, i64, first);
+          b.create<linalg::YieldOp>(l, b.create<arith::AddIOp>(l, args[2], one).getResult());
+        });
+    // Outputs: position j along the axis takes the element of rank j.
+    SmallVector<AffineExpr> outExprs;
+    for (int64_t d = 0; d < rank; ++d)
+      outExprs.push_back(getAffineDimExpr(d, ctx));
+    AffineMap outMap = AffineMap::get(rank + 1, 0, outExprs, ctx);
+    auto select = rewriter.create<linalg::GenericOp>(
+        loc, TypeRange{valuesType, indicesType}, ValueRange{x, ranks.getResult(0)},
+        ValueRange{filledTensor(rewriter, loc, valuesType, 0),
+                   filledTensor(rewriter, loc, indicesType, 0)},
+        ArrayRef<AffineMap>{otherMap, otherMap, outMap, outMap}, iterators,
+        [&](OpBuilder &b, Location l, ValueRange args) {
+          Value j = b.create<arith::IndexCastOp>(l, i64, b.create<linalg::IndexOp>(l, axis));
+          Value t = b.create<arith::IndexCastOp>(l, i64, b.create<linalg::IndexOp>(l, rank));
+          Value hit = b.create<arith::CmpIOp>(l, arith::CmpIPredicate::eq, args[1], j);
+          b.create<linalg::YieldOp>(
+              l, ValueRange{b.create<arith::SelectOp>(l, hit, args[0], args[2]),
+                            b.create<arith::SelectOp>(l, hit, t, args[3])});
+        });
+    rewriter.replaceOp(op, select.getResults());
+    return success();
+  }
+};
+
 } // namespace
 
 void populateReductionLoweringPatterns(RewritePatternSet &patterns,
                                        TypeConverter &converter) {
   patterns.add<ReduceLowering, SoftmaxLowering, GlobalPoolLowering, ArgLowering,
-               CumSumLowering, HardmaxLowering>(
+               CumSumLowering, HardmaxLowering, TopKLowering>(
       converter, patterns.getContext());
 }
 

@@ -150,7 +150,8 @@ struct ResizeLowering : OpConversionPattern<onnx::ResizeOp> {
 
 } // namespace
 
-void populateResampleLoweringPatterns(RewritePatternSet &patterns, TypeConverter &converter) {
+void populateResampleLoweringPatterns(RewritePatternSet &patterns,
+                                      TypeConverter &converter) {
   patterns.add<ResizeLowering>(converter, patterns.getContext());
 }
 

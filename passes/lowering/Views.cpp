@@ -520,7 +520,8 @@ struct DepthSpaceLowering : ConversionPattern {
 
 } // namespace
 
-void populateViewLoweringPatterns(RewritePatternSet &patterns, TypeConverter &converter) {
+void populateViewLoweringPatterns(RewritePatternSet &patterns,
+                                  TypeConverter &converter) {
   patterns.add<ReshapeLikeLowering, TransposeLowering, ConcatLowering, SplitLowering,
                SliceLowering, ExpandLowering, TileLowering, PadLowering, DepthSpaceLowering>(converter, patterns.getContext());
 }

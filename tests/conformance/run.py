@@ -127,6 +127,26 @@ def write_expectations(path, results, target):
             f.write(f"{name} {results[name][0]}\n")
 
 
+# Node tests whose committed data disagree with the ONNX specification or with their
+# own model, with the evidence; they stay `fail`, and docs/ops.md says why.
+TEST_DATA_DEFECTS = {
+    "test_cast_FLOAT_to_BFLOAT16":
+        "expected output is float32 truncated to bfloat16 (12 of 12 bit patterns), not "
+        "rounded to nearest even (7 of 12), which PyTorch does (11 of 11 non-NaN "
+        "elements); Kiln rounds to nearest even like PyTorch",
+    "test_castlike_FLOAT_to_BFLOAT16":
+        "input 'like' is 1 element in the test data but bfloat16[3,4] in the model; Kiln "
+        "checks inputs against the model's shapes (its expected output is also truncated)",
+    "test_castlike_FLOAT_to_BFLOAT16_expanded":
+        "input 'like' is 1 element in the test data but bfloat16[3,4] in the model",
+    "test_castlike_BFLOAT16_to_FLOAT":
+        "input 'like' is 1 element in the test data but float[3,4] in the model; Kiln "
+        "checks inputs against the model's shapes",
+    "test_castlike_BFLOAT16_to_FLOAT_expanded":
+        "input 'like' is 1 element in the test data but float[3,4] in the model",
+}
+
+
 def write_ops_md(path, results, data, target):
     """docs/ops.md: per ONNX op, the node tests that exercise it and how they end."""
     per_op = {}
@@ -150,6 +170,11 @@ def write_ops_md(path, results, data, target):
                       "partial" if c["pass"] else "not supported")
             f.write(f"| {op} | {c['pass']} | {c['fail']} | {c['unsupported']} | "
                     f"{c['crash']} | {status} |\n")
+        failing = sorted(n for n, r in results.items() if r[0] == "fail")
+        if failing:
+            f.write("\n## Failing tests\n\n| test | why |\n|---|---|\n")
+            for name in failing:
+                f.write(f"| {name} | {TEST_DATA_DEFECTS.get(name, 'not yet known')} |\n")
 
 
 def main():

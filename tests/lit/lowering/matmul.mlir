@@ -1,4 +1,7 @@
 // RUN: kiln-opt %s --convert-onnx-to-linalg | FileCheck %s
+// CHECK-DAG: #[[BIJ:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
+// CHECK-DAG: #[[BJK:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d3, d2)>
+// CHECK-DAG: #[[DIAG:.*]] = affine_map<(d0, d1) -> (d0, d1, d1)>
 
 // Iteration order (batch, m, k, n): n innermost.
 // CHECK-DAG: #[[A:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
@@ -22,4 +25,31 @@ func.func @batched(%a: tensor<2x4x8xf32>, %b: tensor<8x5xf32>) -> tensor<2x4x5xf
 func.func @gemm(%a: tensor<4x8xf32>, %b: tensor<16x8xf32>, %c: tensor<16xf32>) -> tensor<4x16xf32> {
   %0 = "onnx.Gemm"(%a, %b, %c) {alpha = 2.0 : f32, beta = 1.0 : f32, transA = 0 : i64, transB = 1 : i64} : (tensor<4x8xf32>, tensor<16x8xf32>, tensor<16xf32>) -> tensor<4x16xf32>
   return %0 : tensor<4x16xf32>
+}
+
+// Einsum: one generic whose maps come from the equation; output letters are
+// parallel loops, the others reductions into a zero-filled accumulator.
+// CHECK-LABEL: func.func @einsum_matmul
+// CHECK: linalg.generic {indexing_maps = [#[[BIJ]], #[[BJK]], #{{.*}}], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+// CHECK: arith.mulf
+// CHECK: arith.addf
+func.func @einsum_matmul(%a: tensor<2x3x4xf32>, %b: tensor<2x4x5xf32>) -> tensor<2x3x5xf32> {
+  %0 = "onnx.Einsum"(%a, %b) {equation = "bij,bjk->bik"} : (tensor<2x3x4xf32>, tensor<2x4x5xf32>) -> tensor<2x3x5xf32>
+  return %0 : tensor<2x3x5xf32>
+}
+
+// A letter repeated in one operand reads its diagonal; the ellipsis is a batch.
+// CHECK-LABEL: func.func @einsum_diagonal
+// CHECK: linalg.generic {indexing_maps = [#[[DIAG]], #{{.*}}], iterator_types = ["parallel", "parallel"]}
+func.func @einsum_diagonal(%a: tensor<3x4x4xf32>) -> tensor<3x4xf32> {
+  %0 = "onnx.Einsum"(%a) {equation = "...ii ->...i"} : (tensor<3x4x4xf32>) -> tensor<3x4xf32>
+  return %0 : tensor<3x4xf32>
+}
+
+// No arrow: the output holds the letters that appear once (here none: a scalar).
+// CHECK-LABEL: func.func @einsum_implicit
+// CHECK: linalg.generic {{.*}} iterator_types = ["reduction"]} {{.*}} outs(%{{.*}} : tensor<f32>)
+func.func @einsum_implicit(%a: tensor<5xf32>, %b: tensor<5xf32>) -> tensor<f32> {
+  %0 = "onnx.Einsum"(%a, %b) {equation = "i,i"} : (tensor<5xf32>, tensor<5xf32>) -> tensor<f32>
+  return %0 : tensor<f32>
 }

@@ -70,3 +70,23 @@ module attributes {onnx.opset = 13 : i64} {
     return %0 : tensor<2x5xf32>
   }
 }
+
+// TopK: each element's rank along the axis (better, or equal at a lower index),
+// then per output position the element of that rank and its index.
+// CHECK-LABEL: func.func @topk
+// CHECK: %[[R:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%arg0, %arg0 : tensor<3x4xf32>, tensor<3x4xf32>) outs(%{{.*}} : tensor<3x4xi64>)
+// CHECK: arith.cmpf ogt
+// CHECK: %{{.*}}:2 = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%arg0, %[[R]] : tensor<3x4xf32>, tensor<3x4xi64>) outs(%{{.*}}, %{{.*}} : tensor<3x2xf32>, tensor<3x2xi64>)
+func.func @topk(%x: tensor<3x4xf32>) -> (tensor<3x2xf32>, tensor<3x2xi64>) {
+  %k = "onnx.Constant"() {value = dense<2> : tensor<1xi64>} : () -> tensor<1xi64>
+  %v, %i = "onnx.TopK"(%x, %k) {axis = 1 : i64} : (tensor<3x4xf32>, tensor<1xi64>) -> (tensor<3x2xf32>, tensor<3x2xi64>)
+  return %v, %i : tensor<3x2xf32>, tensor<3x2xi64>
+}
+
+// largest = 0 orders ascending.
+// CHECK-LABEL: func.func @topk_smallest
+// CHECK: arith.cmpf olt
+func.func @topk_smallest(%x: tensor<4xf32>, %k: tensor<1xi64>) -> (tensor<3xf32>, tensor<3xi64>) {
+  %v, %i = "onnx.TopK"(%x, %k) {axis = 0 : i64, largest = 0 : i64} : (tensor<4xf32>, tensor<1xi64>) -> (tensor<3xf32>, tensor<3xi64>)
+  return %v, %i : tensor<3xf32>, tensor<3xi64>
+}

@@ -18,3 +18,13 @@ module attributes {onnx.opset = 17 : i64} {
     return %0 : tensor<f32>
   }
 }
+
+// -----
+
+module attributes {onnx.opset = 17 : i64} {
+  func.func @einsum_bad(%a: tensor<2x3xf32>) -> tensor<2xf32> {
+    // expected-error @+1 {{Kiln cannot lower onnx.Einsum (opset 17)}}
+    %0 = "onnx.Einsum"(%a) {equation = "ij->k"} : (tensor<2x3xf32>) -> tensor<2xf32>
+    return %0 : tensor<2xf32>
+  }
+}
