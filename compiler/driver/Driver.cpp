@@ -48,6 +48,17 @@ bool loadModel(const ModelInput &input, onnx::ModelProto &model, std::string &er
     }
     options.inputShapes[name] = dims;
   }
+  for (const std::string &text : input.inputValues) {
+    std::string name, value;
+    if (!parseInputValue(text, name, value)) {
+      error = "--input-value '" + text + "' is not of the form NAME=VALUE";
+      return false;
+    }
+    if (!options.inputValues.emplace(name, value).second) {
+      error = "--input-value gives input '" + name + "' twice";
+      return false;
+    }
+  }
   return loadOnnxModel(input.path, options, model, error);
 }
 

@@ -25,6 +25,9 @@ struct ModelInput {
   std::string path;
   /// NAME=1x3x224x224, one per pinned input.
   std::vector<std::string> inputShapes;
+  /// NAME=3 | NAME=1,2 | NAME=file.npy | NAME=file.pb, one per input frozen into a
+  /// constant (it leaves the compiled model's interface).
+  std::vector<std::string> inputValues;
 };
 
 struct ImportRequest {

@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/import/ModelLoader.h"
 #include "compiler/import/OnnxSchemas.h"
+#include "kiln/runtime/Npy.h"
 
 #include "onnx/checker.h"
 #include "onnx/defs/parser.h"
@@ -22,6 +23,8 @@
 
 #include <google/protobuf/io/coded_stream.h>
 
+#include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -152,6 +155,8 @@ private:
   bool loadExternalData(GraphProto &graph);
   bool loadExternalTensor(TensorProto &tensor, const std::string &owner);
   bool pinInputShapes(GraphProto &graph);
+  bool freezeInputValues(GraphProto &graph);
+  bool valueTensor(const ValueInfoProto &input, const std::string &text, TensorProto &t);
   bool check(ModelProto &model);
   bool infer(ModelProto &model);
   std::string describeOnnxError(const std::string &what);
@@ -167,6 +172,7 @@ bool Loader::run(ModelProto &model) {
     return false;
   forgetNegativeDims(*model.mutable_graph());
   if (!loadExternalData(*model.mutable_graph()) ||
+      !freezeInputValues(*model.mutable_graph()) ||
       !pinInputShapes(*model.mutable_graph()) || !check(model))
     return false;
   return !options.inferShapes || infer(model);
@@ -385,6 +391,125 @@ bool Loader::loadExternalData(GraphProto &graph) {
   return true;
 }
 
+/// The tensor an --input-value gives `input`: numbers in its element type and shape,
+/// or a .npy / .pb file of exactly that element type.
+bool Loader::valueTensor(const ValueInfoProto &input, const std::string &text,
+                         TensorProto &t) {
+  const std::string what = "--input-value for '" + input.name() + "'";
+  int elem = input.type().tensor_type().elem_type();
+  auto endsWith = [&](const char *suffix) {
+    size_t n = std::strlen(suffix);
+    return text.size() > n && text.compare(text.size() - n, n, suffix) == 0;
+  };
+  if (endsWith(".pb")) {
+    std::ifstream in(text, std::ios::binary);
+    if (!in || !t.ParseFromIstream(&in))
+      return fail(what + ": " + text + " is not an ONNX TensorProto");
+  } else if (endsWith(".npy")) {
+    rt::HostTensor host;
+    if (rt::Status st = rt::readNpy(text, host); !st)
+      return fail(what + ": " + st.message());
+    t.set_data_type(static_cast<int>(host.desc.dtype));
+    for (int64_t d : host.desc.shape)
+      t.add_dims(d);
+    t.set_raw_data(host.data.data(), host.data.size());
+  } else {
+    // Numbers, in the input's element type and declared shape.
+    std::vector<double> numbers;
+    std::stringstream list(text);
+    for (std::string item; std::getline(list, item, ',');) {
+      char *end = nullptr;
+      double v = std::strtod(item.c_str(), &end);
+      if (item.empty() || *end != '\0')
+        return fail(what + ": '" + item + "' is not a number (give numbers, or a .npy or "
+                    ".pb file)");
+      numbers.push_back(v);
+    }
+    rt::DType dtype = static_cast<rt::DType>(elem);
+    size_t size = rt::dtypeSize(dtype);
+    if (size == 0 || dtype == rt::DType::F16 || dtype == rt::DType::BF16)
+      return fail(what + ": numbers cannot be given for element type " +
+                  TensorProto_DataType_Name(elem) + " (give a .npy or .pb file)");
+    const auto &shape = input.type().tensor_type().shape();
+    std::vector<int64_t> dims;
+    for (const auto &d : shape.dim())
+      dims.push_back(d.has_dim_value() && d.dim_value() > 0 ? d.dim_value() : -1);
+    if (dims.size() == 1 && dims[0] < 0)
+      dims[0] = static_cast<int64_t>(numbers.size());
+    int64_t count = 1;
+    for (int64_t d : dims) {
+      if (d < 0)
+        return fail(what + ": the input's shape is not known (give a .npy or .pb file)");
+      count *= d;
+    }
+    if (count != static_cast<int64_t>(numbers.size()))
+      return fail(what + ": " + std::to_string(numbers.size()) + " numbers for " +
+                  std::to_string(count) + " elements");
+    std::string raw(numbers.size() * size, '\0');
+    for (size_t i = 0; i < numbers.size(); ++i) {
+      char *at = raw.data() + i * size;
+      double v = numbers[i];
+      auto put = [&](auto x) { std::memcpy(at, &x, sizeof x); };
+      switch (dtype) {
+      case rt::DType::F32: put(static_cast<float>(v)); break;
+      case rt::DType::F64: put(v); break;
+      case rt::DType::Bool: put(static_cast<uint8_t>(v != 0)); break;
+      case rt::DType::I8: put(static_cast<int8_t>(v)); break;
+      case rt::DType::U8: put(static_cast<uint8_t>(v)); break;
+      case rt::DType::I16: put(static_cast<int16_t>(v)); break;
+      case rt::DType::U16: put(static_cast<uint16_t>(v)); break;
+      case rt::DType::I32: put(static_cast<int32_t>(v)); break;
+      case rt::DType::U32: put(static_cast<uint32_t>(v)); break;
+      case rt::DType::I64: put(static_cast<int64_t>(v)); break;
+      case rt::DType::U64: put(static_cast<uint64_t>(v)); break;
+      default: return fail(what + ": unsupported element type");
+      }
+    }
+    t.set_data_type(elem);
+    for (int64_t d : dims)
+      t.add_dims(d);
+    t.set_raw_data(raw);
+  }
+  if (t.data_type() != elem)
+    return fail(what + ": the value is " + TensorProto_DataType_Name(t.data_type()) +
+                ", the input " + TensorProto_DataType_Name(elem));
+  const auto &shape = input.type().tensor_type().shape();
+  bool rankOk = !input.type().tensor_type().has_shape() || shape.dim_size() == t.dims_size();
+  for (int i = 0; rankOk && i < t.dims_size() && input.type().tensor_type().has_shape(); ++i)
+    if (shape.dim(i).has_dim_value() && shape.dim(i).dim_value() > 0 &&
+        shape.dim(i).dim_value() != t.dims(i))
+      rankOk = false;
+  if (!rankOk)
+    return fail(what + ": the value's shape does not fit the input's");
+  t.set_name(input.name());
+  return true;
+}
+
+bool Loader::freezeInputValues(GraphProto &graph) {
+  for (const auto &[name, text] : options.inputValues) {
+    if (options.inputShapes.count(name))
+      return fail("--input-value and --input-shape both name '" + name + "'");
+    auto inputs = graph.mutable_input();
+    auto it = std::find_if(inputs->begin(), inputs->end(),
+                           [&](const ValueInfoProto &vi) { return vi.name() == name; });
+    if (it == inputs->end())
+      return fail("--input-value names '" + name + "', which is not an input of the graph");
+    if (!it->type().has_tensor_type())
+      return fail("--input-value: input '" + name + "' is not a tensor");
+    TensorProto value;
+    if (!valueTensor(*it, text, value))
+      return false;
+    // An input with a default (an initializer of the same name) takes the given value.
+    auto inits = graph.mutable_initializer();
+    for (int i = inits->size() - 1; i >= 0; --i)
+      if (inits->Get(i).name() == name)
+        inits->DeleteSubrange(i, 1);
+    *graph.add_initializer() = std::move(value);
+    inputs->erase(it);
+  }
+  return true;
+}
+
 bool Loader::pinInputShapes(GraphProto &graph) {
   for (const auto &[name, dims] : options.inputShapes) {
     ValueInfoProto *input = nullptr;
@@ -497,6 +622,15 @@ bool loadOnnxModel(const std::string &path, const LoadOptions &options,
         c = ' ';
   }
   return false;
+}
+
+bool parseInputValue(const std::string &text, std::string &name, std::string &value) {
+  size_t eq = text.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == text.size())
+    return false;
+  name = text.substr(0, eq);
+  value = text.substr(eq + 1);
+  return true;
 }
 
 bool parseInputShape(const std::string &text, std::string &name,

@@ -47,6 +47,11 @@ void addModelOptions(CLI::App *cmd, kiln::ModelInput &model) {
   cmd->add_option("--input-shape", model.inputShapes,
                   "Pin an input's shape, e.g. input=1x3x224x224 (repeatable)")
       ->type_name("NAME=DIMS");
+  cmd->add_option("--input-value", model.inputValues,
+                  "Freeze an input to a constant: NAME=3, NAME=1,2,3 (numbers in its type "
+                  "and shape), NAME=file.npy or NAME=file.pb (repeatable); it leaves the "
+                  "compiled model's inputs")
+      ->type_name("NAME=VALUE");
 }
 
 /// Runs a driver call: 0, or 1 after printing its error.
