@@ -21,6 +21,39 @@ using namespace mlir;
 
 namespace {
 
+/// Why `op` cannot be lowered where Kiln knows (the limits of an inference
+/// compiler with static shapes); empty otherwise.
+std::string unsupportedReason(Operation *op) {
+  StringRef name = op->getName().getStringRef();
+  // Versioned ops carry a suffix (onnx.ScanV8): compare prefixes.
+  auto is = [&](std::initializer_list<StringRef> ops) {
+    return llvm::any_of(ops, [&](StringRef o) { return name.starts_with(o); });
+  };
+  if (is({"onnx.Bernoulli", "onnx.Multinomial", "onnx.RandomNormal", "onnx.RandomUniform"}))
+    return "random number generation is not supported (a compiled model is "
+           "deterministic)";
+  if (name.starts_with("onnx.Dropout"))
+    return "training-mode Dropout is not supported (Kiln compiles inference)";
+  if (name.starts_with("onnx.BatchNormalization")) {
+    auto training = op->getAttrOfType<IntegerAttr>("training_mode");
+    bool statistics = op->getNumResults() > 1 && !isa<NoneType>(op->getResult(1).getType());
+    if ((training && training.getInt()) || statistics)
+      return "training-mode BatchNormalization (batch statistics, running-mean "
+             "outputs) is not supported (Kiln compiles inference)";
+  }
+  if (is({"onnx.If", "onnx.Loop", "onnx.Scan"}))
+    return "control flow (If, Loop, Scan) is not supported yet";
+  auto dynamic = [](Type t) {
+    auto shaped = dyn_cast<ShapedType>(t);
+    return shaped && !shaped.hasStaticShape();
+  };
+  if (llvm::any_of(op->getOperandTypes(), dynamic) ||
+      llvm::any_of(op->getResultTypes(), dynamic))
+    return "its shapes are not static (pin the inputs with --input-shape, or freeze "
+           "the inputs they depend on with --input-value)";
+  return "";
+}
+
 struct ConvertOnnxToLinalgPass
     : kiln::impl::ConvertOnnxToLinalgBase<ConvertOnnxToLinalgPass> {
   void runOnOperation() override {
@@ -65,6 +98,14 @@ struct ConvertOnnxToLinalgPass
     populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(patterns, converter);
     populateReturnOpTypeConversionPattern(patterns, converter);
 
+    // Where Kiln knows why it cannot lower a node, the error says so.
+    llvm::DenseMap<Location, std::string> reasons;
+    module.walk([&](Operation *op) {
+      if (isa_and_nonnull<kiln::onnx::OnnxDialect>(op->getDialect()))
+        if (std::string why = unsupportedReason(op); !why.empty())
+          reasons.try_emplace(op->getLoc(), why);
+    });
+
     // Replace the generic "failed to legalize" with a message that says what Kiln
     // lacks; the location (the node) is kept.
     int64_t opset = 0;
@@ -82,8 +123,10 @@ struct ConvertOnnxToLinalgPass
         return success();
       reported = true;
       emitError(diag.getLocation())
-          << "Kiln cannot lower " << m[1].str() << " (opset " << opset
-          << "): unsupported operator or attribute combination";
+          << "Kiln cannot lower " << m[1].str() << " (opset " << opset << "): "
+          << (reasons.count(diag.getLocation())
+                  ? reasons.lookup(diag.getLocation())
+                  : std::string("unsupported operator or attribute combination"));
       return success();
     });
     if (failed(applyPartialConversion(module, target, std::move(patterns))))
