@@ -1,7 +1,8 @@
 //===- Resample.cpp - Lower Resize to linalg ------------------------------===//
 //
-// This file implements the resampling family: Resize in nearest and linear
-// modes, every coordinate transformation and nearest mode.
+// This file implements the resampling family: Resize in nearest, linear and cubic
+// modes, every coordinate transformation (tf_crop_and_resize with its roi and
+// extrapolation value) and nearest mode.
 //
 //===----------------------------------------------------------------------===//
 #include "passes/lowering/LoweringUtils.h"
@@ -11,12 +12,14 @@ using namespace mlir;
 namespace kiln {
 namespace {
 
-/// Resize (opset 11+) in nearest and linear modes: a generic over the output that
-/// maps each coordinate back to the input (coordinate_transformation_mode), then
-/// picks the nearest element (nearest_mode) or interpolates the 2^rank
-/// neighbours. Scales come from the `scales` input (read at run time) or, with
-/// `sizes`, from the static shapes. Cubic, antialias, axes and tf_crop_and_resize
-/// are not lowered.
+/// Resize (opset 11+) in nearest, linear and cubic modes: a generic over the output
+/// that maps each coordinate back to the input (coordinate_transformation_mode),
+/// then picks the nearest element (nearest_mode) or weighs the neighbours of every
+/// resized dim (2 for linear, 4 for cubic: Keys' kernel with cubic_coeff_a, edges
+/// repeated, or with exclude_outside dropped and the rest renormalized); a dim left
+/// alone reads one position. Scales come from the `scales` input (read at run
+/// time) or, with `sizes`, from the static shapes. Antialias and axes are not
+/// lowered.
 struct ResizeLowering : OpConversionPattern<onnx::ResizeOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -24,10 +27,10 @@ struct ResizeLowering : OpConversionPattern<onnx::ResizeOp> {
                   ConversionPatternRewriter &rewriter) const override {
     StringRef mode = op.getMode(), coord = op.getCoordinateTransformationMode();
     StringRef nearestMode = op.getNearestMode();
-    if ((mode != "nearest" && mode != "linear") || op.getAxes() ||
+    if ((mode != "nearest" && mode != "linear" && mode != "cubic") || op.getAxes() ||
         (op.getAntialias() && *op.getAntialias() != 0) ||
         !llvm::is_contained({"half_pixel", "pytorch_half_pixel", "align_corners",
-                             "asymmetric", "tf_half_pixel_for_nn"},
+                             "asymmetric", "tf_half_pixel_for_nn", "tf_crop_and_resize"},
                             coord))
       return failure();
     auto type = resultTypeOf(getTypeConverter(), op);
@@ -60,7 +63,10 @@ struct ResizeLowering : OpConversionPattern<onnx::ResizeOp> {
         SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
         [&](OpBuilder &b, Location l, ValueRange) {
           auto fc = [&](double v) { return scalarConstant(b, l, f32, v); };
-          SmallVector<Value> lo, hi, weight;
+          SmallVector<Value> lo;
+          Value outside = b.create<arith::ConstantIntOp>(l, 0, 1);
+          // Linear and cubic: per dim the input positions read (taps) and weights.
+          SmallVector<SmallVector<std::pair<Value, Value>>> taps(rank);
           for (int64_t d = 0; d < rank; ++d) {
             int64_t in = src.getDimSize(d), out = type.getDimSize(d);
             Value o = b.create<arith::UIToFPOp>(
@@ -79,6 +85,34 @@ struct ResizeLowering : OpConversionPattern<onnx::ResizeOp> {
               xr = b.create<arith::SelectOp>(l, zeroDenom, fc(0), xr);
             } else if (coord == "asymmetric") {
               xr = b.create<arith::DivFOp>(l, o, s);
+            } else if (coord == "tf_crop_and_resize") {
+              // The crop [start, end] of the roi input (fractions of the extent):
+              // start (in - 1) + o (end - start) (in - 1) / (out - 1), its middle
+              // when out is 1; outside the input, the extrapolation value.
+              auto roiAt = [&](int64_t i) {
+                Value v = b.create<tensor::ExtractOp>(
+                    l, adaptor.getRoi(), ValueRange{b.create<arith::ConstantIndexOp>(l, i)});
+                if (v.getType().getIntOrFloatBitWidth() > 32)
+                  return b.create<arith::TruncFOp>(l, f32, v).getResult();
+                if (v.getType() != f32)
+                  return b.create<arith::ExtFOp>(l, f32, v).getResult();
+                return v;
+              };
+              Value start = roiAt(d), end = roiAt(rank + d);
+              if (out > 1) {
+                Value step = b.create<arith::DivFOp>(
+                    l, b.create<arith::MulFOp>(l, b.create<arith::SubFOp>(l, end, start), fc(in - 1)),
+                    fc(out - 1));
+                xr = b.create<arith::AddFOp>(l, b.create<arith::MulFOp>(l, start, fc(in - 1)),
+                                             b.create<arith::MulFOp>(l, o, step));
+              } else {
+                xr = b.create<arith::MulFOp>(
+                    l, b.create<arith::MulFOp>(l, b.create<arith::AddFOp>(l, start, end), fc(0.5)),
+                    fc(in - 1));
+              }
+              Value below = b.create<arith::CmpFOp>(l, arith::CmpFPredicate::OLT, xr, fc(0));
+              Value above = b.create<arith::CmpFOp>(l, arith::CmpFPredicate::OGT, xr, fc(in - 1));
+              outside = b.create<arith::OrIOp>(l, outside, b.create<arith::OrIOp>(l, below, above));
             } else if (coord == "tf_half_pixel_for_nn") {
               xr = b.create<arith::DivFOp>(l, b.create<arith::AddFOp>(l, o, fc(0.5)), s);
             } else {
@@ -113,24 +147,74 @@ struct ResizeLowering : OpConversionPattern<onnx::ResizeOp> {
               lo.push_back(toIndex(r));
               continue;
             }
+            // A dim the resize leaves alone (same extent, coordinate o -> o) reads
+            // one position.
+            if (in == out && coord != "tf_half_pixel_for_nn" && coord != "tf_crop_and_resize") {
+              taps[d].push_back({b.create<linalg::IndexOp>(l, d), fc(1)});
+              continue;
+            }
             Value x0 = b.create<math::FloorOp>(l, xr);
-            weight.push_back(b.create<arith::SubFOp>(l, xr, x0));
-            lo.push_back(toIndex(x0));
-            hi.push_back(toIndex(b.create<arith::AddFOp>(l, x0, fc(1))));
+            Value t = b.create<arith::SubFOp>(l, xr, x0);
+            if (mode == "linear") {
+              taps[d].push_back({toIndex(x0), b.create<arith::SubFOp>(l, fc(1), t)});
+              taps[d].push_back({toIndex(b.create<arith::AddFOp>(l, x0, fc(1))), t});
+              continue;
+            }
+            // Cubic (Keys, coefficient A) at x0 - 1 .. x0 + 2, the distances being
+            // 1 + t, t, 1 - t and 2 - t; positions past the edges read the edge.
+            double a = op.getCubicCoeffA().convertToDouble();
+            auto near = [&](Value z) { // |z| <= 1: ((A + 2) z - (A + 3)) z^2 + 1
+              Value p = b.create<arith::SubFOp>(
+                  l, b.create<arith::MulFOp>(l, fc(a + 2), z), fc(a + 3));
+              return b.create<arith::AddFOp>(
+                  l, b.create<arith::MulFOp>(l, b.create<arith::MulFOp>(l, p, z), z), fc(1));
+            };
+            auto far = [&](Value z) { // 1 < |z| < 2: ((A z - 5A) z + 8A) z - 4A
+              Value p = b.create<arith::SubFOp>(l, b.create<arith::MulFOp>(l, fc(a), z),
+                                                fc(5 * a));
+              p = b.create<arith::AddFOp>(l, b.create<arith::MulFOp>(l, p, z), fc(8 * a));
+              return b.create<arith::SubFOp>(l, b.create<arith::MulFOp>(l, p, z), fc(4 * a));
+            };
+            Value oneMinus = b.create<arith::SubFOp>(l, fc(1), t);
+            Value weights[4] = {far(b.create<arith::AddFOp>(l, t, fc(1))), near(t),
+                                near(oneMinus), far(b.create<arith::AddFOp>(l, oneMinus, fc(1)))};
+            Value positions[4];
+            Value sum = fc(0);
+            for (int k = 0; k < 4; ++k) {
+              positions[k] = b.create<arith::AddFOp>(l, x0, fc(k - 1));
+              if (op.getExcludeOutside() != 0) {
+                // Positions outside the input weigh nothing; the rest renormalize.
+                Value inside = b.create<arith::AndIOp>(
+                    l, b.create<arith::CmpFOp>(l, arith::CmpFPredicate::OGE, positions[k], fc(0)),
+                    b.create<arith::CmpFOp>(l, arith::CmpFPredicate::OLE, positions[k], last));
+                weights[k] = b.create<arith::SelectOp>(l, inside, weights[k], fc(0));
+              }
+              sum = b.create<arith::AddFOp>(l, sum, weights[k]);
+            }
+            for (int k = 0; k < 4; ++k) {
+              Value w = op.getExcludeOutside() != 0
+                            ? b.create<arith::DivFOp>(l, weights[k], sum).getResult()
+                            : weights[k];
+              taps[d].push_back({toIndex(positions[k]), w});
+            }
           }
           Value result;
           if (mode == "nearest") {
             result = b.create<tensor::ExtractOp>(l, x, lo);
           } else {
-            // Sum over the 2^rank corners, each weighted by prod(w or 1 - w).
+            // Sum over every combination of one tap per dim, weighted by the
+            // product of the taps' weights.
             result = fc(0);
-            for (int64_t corner = 0; corner < (int64_t(1) << rank); ++corner) {
+            int64_t combinations = 1;
+            for (const auto &t : taps)
+              combinations *= static_cast<int64_t>(t.size());
+            for (int64_t c = 0; c < combinations; ++c) {
               SmallVector<Value> coords;
               Value w = fc(1);
-              for (int64_t d = 0; d < rank; ++d) {
-                bool upper = corner & (int64_t(1) << d);
-                coords.push_back(upper ? hi[d] : lo[d]);
-                Value wd = upper ? weight[d] : b.create<arith::SubFOp>(l, fc(1), weight[d]).getResult();
+              for (int64_t d = 0, rest = c; d < rank; ++d) {
+                const auto &[position, wd] = taps[d][rest % taps[d].size()];
+                rest /= static_cast<int64_t>(taps[d].size());
+                coords.push_back(position);
                 w = b.create<arith::MulFOp>(l, w, wd);
               }
               Value v = b.create<tensor::ExtractOp>(l, x, coords);
@@ -141,6 +225,11 @@ struct ResizeLowering : OpConversionPattern<onnx::ResizeOp> {
             if (elem != f32)
               result = b.create<arith::TruncFOp>(l, elem, result);
           }
+          if (coord == "tf_crop_and_resize")
+            result = b.create<arith::SelectOp>(
+                l, outside,
+                scalarConstant(b, l, elem, op.getExtrapolationValue().convertToDouble()),
+                result);
           b.create<linalg::YieldOp>(l, result);
         });
     rewriter.replaceOp(op, generic.getResult(0));

@@ -13,3 +13,34 @@ func.func @resize_linear(%x: tensor<2x2xf32>) -> tensor<4x4xf32> {
   %0 = "onnx.Resize"(%x, %none, %s, %none) {mode = "linear"} : (tensor<2x2xf32>, none, tensor<2xf32>, none) -> tensor<4x4xf32>
   return %0 : tensor<4x4xf32>
 }
+
+// Resize, cubic: four neighbours per resized dim weighted by Keys' kernel
+// (cubic_coeff_a); the batch and channel dims, left alone, read one position each,
+// so a 2-D resize sums 16 products. exclude_outside renormalizes the weights.
+// CHECK-LABEL: func.func @resize_cubic
+// CHECK: linalg.generic
+// CHECK: math.floor
+// CHECK: arith.divf
+// CHECK-COUNT-16: tensor.extract %arg0
+// CHECK-NOT: tensor.extract %arg0
+// CHECK: linalg.yield
+func.func @resize_cubic(%x: tensor<1x1x4x4xf32>) -> tensor<1x1x8x8xf32> {
+  %none = onnx.NoValue
+  %s = "onnx.Constant"() {value = dense<[1.0, 1.0, 2.0, 2.0]> : tensor<4xf32>} : () -> tensor<4xf32>
+  %0 = "onnx.Resize"(%x, %none, %s, %none) {mode = "cubic", cubic_coeff_a = -5.000000e-01 : f32, exclude_outside = 1 : i64} : (tensor<1x1x4x4xf32>, none, tensor<4xf32>, none) -> tensor<1x1x8x8xf32>
+  return %0 : tensor<1x1x8x8xf32>
+}
+
+// tf_crop_and_resize reads the crop from the roi input; outside the input, the
+// extrapolation value.
+// CHECK-LABEL: func.func @resize_crop
+// CHECK: tensor.extract %arg1
+// CHECK: arith.cmpf olt
+// CHECK: arith.cmpf ogt
+// CHECK: arith.select %{{.*}}, %cst{{.*}}, %{{.*}} : f32
+func.func @resize_crop(%x: tensor<4x4xf32>, %roi: tensor<4xf32>) -> tensor<3x3xf32> {
+  %none = onnx.NoValue
+  %sz = "onnx.Constant"() {value = dense<[3, 3]> : tensor<2xi64>} : () -> tensor<2xi64>
+  %0 = "onnx.Resize"(%x, %roi, %none, %sz) {mode = "linear", coordinate_transformation_mode = "tf_crop_and_resize", extrapolation_value = 1.000000e+01 : f32} : (tensor<4x4xf32>, tensor<4xf32>, none, tensor<2xi64>) -> tensor<3x3xf32>
+  return %0 : tensor<3x3xf32>
+}
