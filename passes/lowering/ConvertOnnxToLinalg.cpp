@@ -94,6 +94,7 @@ struct ConvertOnnxToLinalgPass
     kiln::populateGeneratorLoweringPatterns(patterns, converter);
     kiln::populateReductionLoweringPatterns(patterns, converter);
     kiln::populateNormalizationLoweringPatterns(patterns, converter);
+    kiln::populateLossLoweringPatterns(patterns, converter);
     kiln::populateConvPoolLoweringPatterns(patterns, converter);
     populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(patterns, converter);
     populateReturnOpTypeConversionPattern(patterns, converter);

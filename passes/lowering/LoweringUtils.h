@@ -102,6 +102,8 @@ void populateGeneratorLoweringPatterns(mlir::RewritePatternSet &patterns,
                                    mlir::TypeConverter &converter);
 void populateReductionLoweringPatterns(mlir::RewritePatternSet &patterns,
                                        mlir::TypeConverter &converter);
+void populateLossLoweringPatterns(mlir::RewritePatternSet &patterns,
+                                  mlir::TypeConverter &converter);
 void populateNormalizationLoweringPatterns(mlir::RewritePatternSet &patterns,
                                            mlir::TypeConverter &converter);
 void populateConvPoolLoweringPatterns(mlir::RewritePatternSet &patterns,
