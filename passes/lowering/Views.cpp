@@ -169,18 +169,47 @@ struct SliceLowering : OpConversionPattern<onnx::SliceOp> {
       begin[axis] = s;
       stride[axis] = steps[i];
     }
-    MLIRContext *ctx = rewriter.getContext();
-    SmallVector<AffineExpr> exprs;
-    for (int64_t d = 0; d < rank; ++d)
-      exprs.push_back(getAffineDimExpr(d, ctx) * stride[d] + begin[d]);
-    AffineMap in = AffineMap::get(rank, 0, exprs, ctx);
-    AffineMap out = AffineMap::getMultiDimIdentityMap(rank, ctx);
     if (type.getNumElements() == 0) {
       rewriter.replaceOp(op, emptyTensor(rewriter, op.getLoc(), type));
       return success();
     }
+    // Forward steps are a strided tensor.extract_slice. (A generic reading
+    // input[d * 1 + 0] would have linalg infer the loop range from the input's
+    // larger extent.) Backward steps then read the slice through a generic.
+    Location loc = op.getLoc();
+    SmallVector<int64_t> offsets(rank, 0), sizes(src.getShape()), strides(rank, 1);
+    bool backward = false;
+    for (int64_t d = 0; d < rank; ++d) {
+      if (stride[d] < 0) {
+        backward = true;
+        continue;
+      }
+      offsets[d] = begin[d];
+      sizes[d] = type.getDimSize(d);
+      strides[d] = stride[d];
+    }
+    Value data = adaptor.getData();
+    if (sizes != SmallVector<int64_t>(src.getShape()) ||
+        llvm::any_of(offsets, [](int64_t o) { return o != 0; }) ||
+        llvm::any_of(strides, [](int64_t t) { return t != 1; })) {
+      auto sliceType = RankedTensorType::get(sizes, src.getElementType());
+      data = rewriter.create<tensor::ExtractSliceOp>(loc, sliceType, data, ValueRange{},
+                                                     ValueRange{}, ValueRange{}, offsets,
+                                                     sizes, strides);
+    }
+    if (!backward) {
+      rewriter.replaceOp(op, data);
+      return success();
+    }
+    MLIRContext *ctx = rewriter.getContext();
+    SmallVector<AffineExpr> exprs;
+    for (int64_t d = 0; d < rank; ++d)
+      exprs.push_back(stride[d] < 0 ? getAffineDimExpr(d, ctx) * stride[d] + begin[d]
+                                    : getAffineDimExpr(d, ctx));
+    AffineMap in = AffineMap::get(rank, 0, exprs, ctx);
+    AffineMap out = AffineMap::getMultiDimIdentityMap(rank, ctx);
     auto generic = rewriter.create<linalg::GenericOp>(
-        op.getLoc(), TypeRange{type}, ValueRange{adaptor.getData()},
+        op.getLoc(), TypeRange{type}, ValueRange{data},
         ValueRange{emptyTensor(rewriter, op.getLoc(), type)},
         ArrayRef<AffineMap>{in, out},
         SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),

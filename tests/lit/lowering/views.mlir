@@ -51,3 +51,28 @@ func.func @reflect_pad(%a: tensor<4xf32>, %pads: tensor<2xi64>) -> tensor<7xf32>
   %0 = "onnx.Pad"(%a, %pads, %none, %none) {mode = "reflect"} : (tensor<4xf32>, tensor<2xi64>, none, none) -> tensor<7xf32>
   return %0 : tensor<7xf32>
 }
+
+// A forward slice is a strided extract_slice, also where it starts at 0 with step 1
+// (a generic reading input[d] would take the input's larger extent as its range).
+// CHECK-LABEL: func.func @slice_prefix
+// CHECK: tensor.extract_slice %arg0[0] [1] [1] : tensor<2xi64> to tensor<1xi64>
+// CHECK-NOT: linalg.generic
+func.func @slice_prefix(%a: tensor<2xi64>) -> tensor<1xi64> {
+  %st = "onnx.Constant"() {value = dense<0> : tensor<1xi64>} : () -> tensor<1xi64>
+  %en = "onnx.Constant"() {value = dense<1> : tensor<1xi64>} : () -> tensor<1xi64>
+  %none = onnx.NoValue
+  %0 = "onnx.Slice"(%a, %st, %en, %none, %none) : (tensor<2xi64>, tensor<1xi64>, tensor<1xi64>, none, none) -> tensor<1xi64>
+  return %0 : tensor<1xi64>
+}
+
+// Steps of 2 from 1: extract_slice with offset 1, stride 2.
+// CHECK-LABEL: func.func @slice_strided
+// CHECK: tensor.extract_slice %arg0[0, 1] [4, 3] [1, 2] : tensor<4x6xf32> to tensor<4x3xf32>
+func.func @slice_strided(%a: tensor<4x6xf32>) -> tensor<4x3xf32> {
+  %st = "onnx.Constant"() {value = dense<1> : tensor<1xi64>} : () -> tensor<1xi64>
+  %en = "onnx.Constant"() {value = dense<6> : tensor<1xi64>} : () -> tensor<1xi64>
+  %ax = "onnx.Constant"() {value = dense<1> : tensor<1xi64>} : () -> tensor<1xi64>
+  %sp = "onnx.Constant"() {value = dense<2> : tensor<1xi64>} : () -> tensor<1xi64>
+  %0 = "onnx.Slice"(%a, %st, %en, %ax, %sp) : (tensor<4x6xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<4x3xf32>
+  return %0 : tensor<4x3xf32>
+}
