@@ -33,6 +33,23 @@ Value meanKeepDims(OpBuilder &b, Location loc, Value x, ArrayRef<bool> reduced) 
                           });
 }
 
+/// The mean over the `reduced` dims (kept as size 1), x minus it, and the mean of
+/// its squares (the variance).
+void centerAndVariance(OpBuilder &b, Location loc, Value x, ArrayRef<bool> reduced,
+                       Value &mean, Value &centered, Value &var) {
+  auto type = cast<RankedTensorType>(x.getType());
+  mean = meanKeepDims(b, loc, x, reduced);
+  centered = buildElementwise(b, loc, type, ValueRange{x, mean},
+                              [](OpBuilder &nb, Location l, ValueRange a) -> Value {
+                                return nb.create<arith::SubFOp>(l, a[0], a[1]);
+                              });
+  Value sq = buildElementwise(b, loc, type, ValueRange{centered},
+                              [](OpBuilder &nb, Location l, ValueRange a) -> Value {
+                                return nb.create<arith::MulFOp>(l, a[0], a[0]);
+                              });
+  var = meanKeepDims(b, loc, sq, reduced);
+}
+
 /// (x - mean) / sqrt(var + eps) over `reduced`, then * scale + bias (already
 /// shaped to broadcast against x; bias may be null). `meanOut` and `varOut`, when
 /// given, receive the keepdims statistics.
@@ -41,16 +58,8 @@ Value normalize(OpBuilder &b, Location loc, Value x, ArrayRef<bool> reduced,
                 Value *varOut = nullptr) {
   auto type = cast<RankedTensorType>(x.getType());
   Type elem = type.getElementType();
-  Value mean = meanKeepDims(b, loc, x, reduced);
-  Value centered = buildElementwise(b, loc, type, ValueRange{x, mean},
-                                    [](OpBuilder &nb, Location l, ValueRange a) -> Value {
-                                      return nb.create<arith::SubFOp>(l, a[0], a[1]);
-                                    });
-  Value sq = buildElementwise(b, loc, type, ValueRange{centered},
-                              [](OpBuilder &nb, Location l, ValueRange a) -> Value {
-                                return nb.create<arith::MulFOp>(l, a[0], a[0]);
-                              });
-  Value var = meanKeepDims(b, loc, sq, reduced);
+  Value mean, centered, var;
+  centerAndVariance(b, loc, x, reduced, mean, centered, var);
   if (meanOut)
     *meanOut = mean;
   if (varOut)
@@ -210,16 +219,8 @@ struct MeanVarianceNormalizationLowering
     }
     Location loc = op.getLoc();
     Type elem = type.getElementType();
-    Value mean = meanKeepDims(rewriter, loc, x, reduced);
-    Value centered = buildElementwise(rewriter, loc, type, ValueRange{x, mean},
-                                      [](OpBuilder &b, Location l, ValueRange a) -> Value {
-                                        return b.create<arith::SubFOp>(l, a[0], a[1]);
-                                      });
-    Value squares = buildElementwise(rewriter, loc, type, ValueRange{centered},
-                                     [](OpBuilder &b, Location l, ValueRange a) -> Value {
-                                       return b.create<arith::MulFOp>(l, a[0], a[0]);
-                                     });
-    Value variance = meanKeepDims(rewriter, loc, squares, reduced);
+    Value mean, centered, variance;
+    centerAndVariance(rewriter, loc, x, reduced, mean, centered, variance);
     Value y = buildElementwise(
         rewriter, loc, type, ValueRange{centered, variance},
         [&](OpBuilder &b, Location l, ValueRange a) -> Value {
