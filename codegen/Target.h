@@ -58,7 +58,8 @@ struct EmitContext {
   /// Mutable: an op handle is a value, and its generated accessors are not const.
   mutable PlanOp plan;
   std::vector<TensorInterface> inputs, outputs;
-  KernelCode code;
+  /// What the kernel writer made (not copied: the PTX can be megabytes).
+  const KernelCode *code = nullptr;
 };
 
 class Target {

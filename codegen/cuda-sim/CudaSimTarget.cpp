@@ -44,7 +44,7 @@ public:
       ArrayAttr stages = gpuStagesOf(l, error);
       if (!stages)
         return false;
-      unsigned args = l.getBuffers().size() + (l.getScratchBytes().value_or(0) > 0 ? 1 : 0);
+      unsigned args = l.getBuffers().size() + (takesScratch(l) ? 1 : 0);
       for (auto g : stages.getAsRange<GpuStageAttr>())
         kernels.insert({g.getFunction().getValue(), args});
     }
@@ -59,7 +59,7 @@ public:
       ArrayAttr stages = gpuStagesOf(l, error);
       if (!stages)
         return false;
-      bool scratch = l.getScratchBytes().value_or(0) > 0;
+      bool scratch = takesScratch(l);
       for (auto g : stages.getAsRange<GpuStageAttr>()) {
         ArrayRef<int64_t> grid = g.getGrid(), block = g.getBlock();
         os << "  s = kiln::rt::simLaunch(\"" << g.getFunction().getValue() << "\", {"
@@ -72,7 +72,7 @@ public:
       }
       return true;
     };
-    return writeHostRun(os, ctx, maxScratchBytes(ctx.plan), writeLaunch, error);
+    return writeHostRun(os, ctx, writeLaunch, error);
   }
 
 private:

@@ -159,7 +159,7 @@ bool CudaTarget::writeRun(llvm::raw_ostream &os, const EmitContext &ctx,
     numStreams = std::max<int64_t>(numStreams, l.getStream() + 1);
   });
   // The PTX, embedded: the module is loaded once from memory.
-  const std::string &ptx = ctx.code.embedded;
+  const std::string &ptx = ctx.code->embedded;
   os << "const char kPtx[] = ";
   for (size_t pos = 0; pos < ptx.size(); pos += 60000)
     os << "R\"KILNPTX(" << ptx.substr(pos, 60000) << ")KILNPTX\"\n    ";
@@ -188,7 +188,7 @@ bool CudaTarget::writeRun(llvm::raw_ostream &os, const EmitContext &ctx,
     ArrayAttr stages = gpuStagesOf(l, error);
     if (!stages)
       return false;
-    bool scratch = l.getScratchBytes().value_or(0) > 0;
+    bool scratch = takesScratch(l);
     for (auto g : stages.getAsRange<GpuStageAttr>()) {
       ArrayRef<int64_t> grid = g.getGrid(), block = g.getBlock();
       ls << "  KILN_RUN(c.launch({" << functions.size() << ", {" << grid[0] << ", "

@@ -141,7 +141,7 @@ bool emitArtifacts(ModuleOp module, const Target &target, const EmitOptions &opt
 
   EmitContext ctx;
   ctx.plan = plan;
-  ctx.code = code;
+  ctx.code = &code;
   for (InputOp in : plan.getInputOps())
     ctx.inputs.push_back(describe(in));
   for (OutputOp out : plan.getOutputOps())

@@ -60,6 +60,8 @@ int64_t maxScratchBytes(PlanOp plan) {
   return bytes;
 }
 
+bool takesScratch(LaunchOp launch) { return launch.getScratchBytes().value_or(0) > 0; }
+
 const char *commonAbiFunctions() {
   return R"(extern "C" {
 __attribute__((visibility("default"))) int32_t kiln_model_abi_version(void) { return KILN_ABI_VERSION; }

@@ -36,6 +36,9 @@ int64_t copyBytes(CopyOp copy);
 /// The largest kernel-internal scratch any launch of `plan` needs (GPU targets).
 int64_t maxScratchBytes(PlanOp plan);
 
+/// Whether `launch`'s stages take the scratch argument (`S`) after its buffers.
+bool takesScratch(LaunchOp launch);
+
 /// The C ABI functions every target's model.cpp has in common (after the target
 /// has defined `struct kiln_model` with an `error` string): version, destroy, error,
 /// the interface queries, and `checkArguments`.

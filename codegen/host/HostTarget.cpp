@@ -14,9 +14,9 @@ using namespace mlir;
 
 namespace kiln {
 
-bool writeHostRun(llvm::raw_ostream &os, const EmitContext &ctx, int64_t scratchBytes,
+bool writeHostRun(llvm::raw_ostream &os, const EmitContext &ctx,
                   HostLaunchWriter writeLaunch, std::string &error) {
-  os << "constexpr uint64_t kScratchBytes = " << scratchBytes << "ull;\n"
+  os << "constexpr uint64_t kScratchBytes = " << maxScratchBytes(ctx.plan) << "ull;\n"
      << "} // namespace\n\n"
      << "struct kiln_model {\n  kiln::rt::AlignedBuffer arena, weights, scratch;\n"
      << "  std::string error;\n};\n\n"
@@ -124,7 +124,7 @@ public:
   bool writeRun(llvm::raw_ostream &os, const EmitContext &ctx,
                 std::string &error) const override {
     return writeHostRun(
-        os, ctx, /*scratchBytes=*/0,
+        os, ctx,
         [](llvm::raw_ostream &os, LaunchOp l, IoExpr io, std::string &) {
           os << "  " << l.getKernel() << "(" << launchArguments(l, io) << ");\n";
           return true;

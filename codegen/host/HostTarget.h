@@ -21,10 +21,10 @@ using HostLaunchWriter =
                             std::string &error)>;
 
 /// The run of a model over host memory (host, cuda-sim): kiln_model owns the arena,
-/// the weights and `scratchBytes` of kernel scratch (`S`); kiln_model_run checks
+/// the weights and the plan's kernel scratch (`S`); kiln_model_run checks
 /// the arguments and runs the plan, launches through `writeLaunch`, copies with
 /// memcpy; kiln_model_run_device is the same call.
-bool writeHostRun(llvm::raw_ostream &os, const EmitContext &ctx, int64_t scratchBytes,
+bool writeHostRun(llvm::raw_ostream &os, const EmitContext &ctx,
                   HostLaunchWriter writeLaunch, std::string &error);
 
 /// The object writer of the host-code targets: compiles the module's LLVM-dialect

@@ -473,14 +473,16 @@ bool Loader::valueTensor(const ValueInfoProto &input, const std::string &text,
   if (t.data_type() != elem)
     return fail(what + ": the value is " + TensorProto_DataType_Name(t.data_type()) +
                 ", the input " + TensorProto_DataType_Name(elem));
-  const auto &shape = input.type().tensor_type().shape();
-  bool rankOk = !input.type().tensor_type().has_shape() || shape.dim_size() == t.dims_size();
-  for (int i = 0; rankOk && i < t.dims_size() && input.type().tensor_type().has_shape(); ++i)
-    if (shape.dim(i).has_dim_value() && shape.dim(i).dim_value() > 0 &&
-        shape.dim(i).dim_value() != t.dims(i))
-      rankOk = false;
-  if (!rankOk)
-    return fail(what + ": the value's shape does not fit the input's");
+  // The value's shape must fit the declared one (unknown dims take anything).
+  if (input.type().tensor_type().has_shape()) {
+    const auto &shape = input.type().tensor_type().shape();
+    bool fits = shape.dim_size() == t.dims_size();
+    for (int i = 0; fits && i < t.dims_size(); ++i)
+      fits = !(shape.dim(i).has_dim_value() && shape.dim(i).dim_value() > 0) ||
+             shape.dim(i).dim_value() == t.dims(i);
+    if (!fits)
+      return fail(what + ": the value's shape does not fit the input's");
+  }
   t.set_name(input.name());
   return true;
 }

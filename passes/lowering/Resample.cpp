@@ -69,6 +69,13 @@ struct ResizeLowering : OpConversionPattern<onnx::ResizeOp> {
           SmallVector<SmallVector<std::pair<Value, Value>>> taps(rank);
           for (int64_t d = 0; d < rank; ++d) {
             int64_t in = src.getDimSize(d), out = type.getDimSize(d);
+            // Linear and cubic: a dim the resize leaves alone (same extent,
+            // coordinate o -> o) reads one position.
+            if (mode != "nearest" && in == out && coord != "tf_half_pixel_for_nn" &&
+                coord != "tf_crop_and_resize") {
+              taps[d].push_back({b.create<linalg::IndexOp>(l, d), fc(1)});
+              continue;
+            }
             Value o = b.create<arith::UIToFPOp>(
                 l, f32, b.create<arith::IndexCastOp>(l, b.getI64Type(),
                                                      b.create<linalg::IndexOp>(l, d)));
@@ -145,12 +152,6 @@ struct ResizeLowering : OpConversionPattern<onnx::ResizeOp> {
                 r = b.create<arith::SelectOp>(l, half, tie, rounded);
               }
               lo.push_back(toIndex(r));
-              continue;
-            }
-            // A dim the resize leaves alone (same extent, coordinate o -> o) reads
-            // one position.
-            if (in == out && coord != "tf_half_pixel_for_nn" && coord != "tf_crop_and_resize") {
-              taps[d].push_back({b.create<linalg::IndexOp>(l, d), fc(1)});
               continue;
             }
             Value x0 = b.create<math::FloorOp>(l, xr);
