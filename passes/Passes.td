@@ -10,6 +10,36 @@
 
 include "mlir/Pass/PassBase.td"
 
+def InferShapes : Pass<"kiln-infer-shapes", "mlir::ModuleOp"> {
+  let summary = "Kiln's shape inference: fold constants, infer every op's result type";
+  let description = [{
+    The first pass of the graph phase. One forward sweep over each function, op by
+    op: an op whose operands are all constants and that computes shapes or small
+    index tensors (EvaluateOnnx.h) becomes an onnx.Constant (Shape and Size need
+    only a static operand type); an If whose condition is constant is replaced by
+    its branch; every other op's result types come from its shape function
+    (InferShapesInterface) fed with the constant operands' values, and refine the
+    imported ones. So every dimension that follows from the pinned inputs becomes
+    static, whatever libonnx's inference gave up on.
+
+    An op whose operands are static but whose shape function fails, or whose
+    inferred type contradicts the model's declared one, is an error naming the
+    node; so is a result left non-static by an op whose operands are all static
+    (its shape depends on run-time values). Function result types follow.
+
+    Before:
+    ```mlir
+    %s = "onnx.Shape"(%x) : (tensor<2x3xf32>) -> tensor<?xi64>
+    %y = "onnx.Reshape"(%x, %s) : (tensor<2x3xf32>, tensor<?xi64>) -> tensor<*xf32>
+    ```
+    After:
+    ```mlir
+    %s = "onnx.Constant"() {value = dense<[2, 3]> : tensor<2xi64>} : () -> tensor<2xi64>
+    %y = "onnx.Reshape"(%x, %s) : (tensor<2x3xf32>, tensor<2xi64>) -> tensor<2x3xf32>
+    ```
+  }];
+}
+
 def RemoveIdentity : Pass<"kiln-remove-identity", "mlir::func::FuncOp"> {
   let summary = "Remove onnx.Identity and inference-mode onnx.Dropout";
   let description = [{

@@ -10,7 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/import/OnnxImporter.h"
-#include "compiler/import/OnnxSchemas.h"
+#include "dialects/onnx/OnnxSchemas.h"
 #include "dialects/onnx/OnnxDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -119,8 +119,8 @@ private:
                                  const ::onnx::NodeProto &node);
   LogicalResult declareValueTypes(const ::onnx::GraphProto &graph);
   LogicalResult importInitializers(const ::onnx::GraphProto &graph);
-  LogicalResult importNodes(const ::onnx::GraphProto &graph, bool inMainGraph);
-  LogicalResult importNode(const ::onnx::NodeProto &node, bool inMainGraph);
+  LogicalResult importNodes(const ::onnx::GraphProto &graph);
+  LogicalResult importNode(const ::onnx::NodeProto &node);
   LogicalResult importSubgraph(const ::onnx::GraphProto &graph, Region &region,
                                const ::onnx::NodeProto &owner);
   Value noValue(Location loc) {
@@ -418,7 +418,7 @@ LogicalResult Importer::importSubgraph(const ::onnx::GraphProto &graph,
       return failure();
     symbols.insert(in.name(), block->addArgument(*t, loc(owner)));
   }
-  if (failed(importInitializers(graph)) || failed(importNodes(graph, false)))
+  if (failed(importInitializers(graph)) || failed(importNodes(graph)))
     return failure();
   SmallVector<Value> results;
   for (const ::onnx::ValueInfoProto &out : graph.output()) {
@@ -431,7 +431,7 @@ LogicalResult Importer::importSubgraph(const ::onnx::GraphProto &graph,
   return success();
 }
 
-LogicalResult Importer::importNode(const ::onnx::NodeProto &node, bool inMainGraph) {
+LogicalResult Importer::importNode(const ::onnx::NodeProto &node) {
   int since = onnxSinceVersion(node.op_type(), opset);
   if (since == 0)
     return fail(nodeLabel(node) + ": unknown operator at opset " +
@@ -466,6 +466,7 @@ LogicalResult Importer::importNode(const ::onnx::NodeProto &node, bool inMainGra
       state.addOperands(noValue(l));
   }
 
+  SmallVector<int> untyped;
   for (int i = 0; i < node.output_size(); ++i) {
     const std::string &out = node.output(i);
     if (out.empty()) {
@@ -473,13 +474,13 @@ LogicalResult Importer::importNode(const ::onnx::NodeProto &node, bool inMainGra
       continue;
     }
     std::string what = nodeLabel(node) + ": output '" + out + "'";
-    FailureOr<Type> t = typeOfValue(out, what, inMainGraph);
+    FailureOr<Type> t = typeOfValue(out, what, /*requireStatic=*/false);
     if (failed(t))
       return failure();
     if (isa<NoneType>(*t)) {
-      // A subgraph value shape inference did not type: take the element type of
-      // the first tensor input if there is one; later phases reject what stays
-      // unknown.
+      // A value libonnx's inference did not type: an unranked placeholder with
+      // the element type of the first tensor input, until the op's shape function
+      // says better below (kiln-infer-shapes completes the shape).
       Type elem = builder.getF32Type();
       for (Value v : state.operands)
         if (auto st = dyn_cast<TensorType>(v.getType())) {
@@ -487,6 +488,7 @@ LogicalResult Importer::importNode(const ::onnx::NodeProto &node, bool inMainGra
           break;
         }
       *t = UnrankedTensorType::get(elem);
+      untyped.push_back(i);
     }
     state.addTypes(*t);
   }
@@ -524,16 +526,23 @@ LogicalResult Importer::importNode(const ::onnx::NodeProto &node, bool inMainGra
   }
 
   Operation *op = builder.create(state);
+  if (!untyped.empty()) {
+    SmallVector<Type> inferred;
+    std::string why;
+    if (succeeded(cast<kiln::onnx::InferShapesInterface>(op).inferResultTypes(
+            {}, inferred, why)))
+      for (int i : untyped)
+        op->getResult(i).setType(inferred[i]);
+  }
   for (int i = 0; i < node.output_size(); ++i)
     if (!node.output(i).empty())
       symbols.insert(node.output(i), op->getResult(i));
   return success();
 }
 
-LogicalResult Importer::importNodes(const ::onnx::GraphProto &graph,
-                                    bool inMainGraph) {
+LogicalResult Importer::importNodes(const ::onnx::GraphProto &graph) {
   for (const ::onnx::NodeProto &node : graph.node())
-    if (failed(importNode(node, inMainGraph)))
+    if (failed(importNode(node)))
       return failure();
   return success();
 }
@@ -565,7 +574,7 @@ OwningOpRef<ModuleOp> Importer::run() {
   for (const ::onnx::TensorProto &t : graph.initializer())
     initializers.insert(t.name());
 
-  SmallVector<Type> argTypes, resultTypes;
+  SmallVector<Type> argTypes;
   SmallVector<const ::onnx::ValueInfoProto *> args;
   for (const ::onnx::ValueInfoProto &in : graph.input()) {
     if (initializers.count(in.name()))
@@ -576,30 +585,22 @@ OwningOpRef<ModuleOp> Importer::run() {
     argTypes.push_back(*t);
     args.push_back(&in);
   }
-  for (const ::onnx::ValueInfoProto &out : graph.output()) {
-    FailureOr<Type> t = typeOfValue(out.name(), "output '" + out.name() + "'", true);
-    if (failed(t))
-      return nullptr;
-    resultTypes.push_back(*t);
-  }
-  if (resultTypes.empty()) {
+  if (graph.output_size() == 0) {
     fail("the graph has no outputs");
     return nullptr;
   }
 
   builder.setInsertionPointToEnd(module->getBody());
   auto func = builder.create<func::FuncOp>(
-      fileLoc, "main_graph", builder.getFunctionType(argTypes, resultTypes));
+      fileLoc, "main_graph", builder.getFunctionType(argTypes, {}));
   for (size_t i = 0; i < args.size(); ++i)
     func.setArgAttr(i, "onnx.name", builder.getStringAttr(args[i]->name()));
-  for (int i = 0; i < graph.output_size(); ++i)
-    func.setResultAttr(i, "onnx.name", builder.getStringAttr(graph.output(i).name()));
   Block *entry = func.addEntryBlock();
   for (size_t i = 0; i < args.size(); ++i)
     symbols.insert(args[i]->name(), entry->getArgument(i));
   builder.setInsertionPointToStart(entry);
 
-  if (failed(importInitializers(graph)) || failed(importNodes(graph, true)))
+  if (failed(importInitializers(graph)) || failed(importNodes(graph)))
     return nullptr;
   SmallVector<Value> results;
   for (const ::onnx::ValueInfoProto &out : graph.output()) {
@@ -611,6 +612,11 @@ OwningOpRef<ModuleOp> Importer::run() {
     results.push_back(v);
   }
   builder.create<func::ReturnOp>(fileLoc, results);
+  // Result types are the values' (possibly not yet static: kiln-infer-shapes
+  // completes them).
+  func.setType(builder.getFunctionType(argTypes, ValueRange(results).getTypes()));
+  for (int i = 0; i < graph.output_size(); ++i)
+    func.setResultAttr(i, "onnx.name", builder.getStringAttr(graph.output(i).name()));
 
   // The dialect's verifiers run here; report the first failure with its node.
   std::string firstDiag;

@@ -59,6 +59,7 @@ const char *phaseName(Phase phase) {
 }
 
 void buildGraphPipeline(OpPassManager &pm, const CompileOptions &) {
+  pm.addPass(createInferShapes());
   pm.addNestedPass<func::FuncOp>(createRemoveIdentity());
   pm.addPass(createCanonicalizerPass());
 }

@@ -13,6 +13,7 @@ include "mlir/IR/AttrTypeBase.td"
 include "mlir/IR/BuiltinAttributeInterfaces.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/Interfaces/ControlFlowInterfaces.td"
+include "dialects/onnx/OnnxInterfaces.td"
 
 def Onnx_Dialect : Dialect {
   let name = "onnx";
@@ -25,8 +26,9 @@ def Onnx_Dialect : Dialect {
   let cppNamespace = "::kiln::onnx";
 }
 
+// Every op has a shape function (OnnxInterfaces.td).
 class Onnx_Op<string mnemonic, list<Trait> traits = []>
-    : Op<Onnx_Dialect, mnemonic, traits>;
+    : Op<Onnx_Dialect, mnemonic, !listconcat(traits, [Onnx_InferShapesInterface])>;
 
 def Onnx_NoValueOp : Onnx_Op<"NoValue", [Pure]> {
   let summary = "An absent optional input or output";

@@ -10,5 +10,6 @@ using namespace mlir;
 using namespace kiln::onnx;
 
 #include "dialects/onnx/OnnxDialect.cpp.inc"
+#include "dialects/onnx/OnnxInterfaces.cpp.inc"
 
 void OnnxDialect::initialize() { registerOnnxDialectOperations(this); }

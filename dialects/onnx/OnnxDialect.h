@@ -16,7 +16,20 @@
 #include "mlir/Interfaces/ControlFlowInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include <string>
+
+namespace kiln::onnx {
+/// The shape function behind every op's InferShapesInterface (OnnxShapeInference.cpp).
+mlir::LogicalResult inferResultTypes(mlir::Operation *op,
+                                     llvm::ArrayRef<mlir::Attribute> operandValues,
+                                     llvm::SmallVectorImpl<mlir::Type> &resultTypes,
+                                     std::string &why);
+/// The ONNX operator type of an onnx dialect op ("onnx.ClipV6" -> "Clip").
+std::string onnxOperatorName(mlir::Operation *op);
+} // namespace kiln::onnx
+
 #include "dialects/onnx/OnnxDialect.h.inc"
+#include "dialects/onnx/OnnxInterfaces.h.inc"
 
 #define GET_OP_CLASSES
 #include "dialects/onnx/OnnxOps.h.inc"

@@ -12,7 +12,7 @@
 //===----------------------------------------------------------------------===//
 #include "codegen/cuda/GpuArch.h"
 #include "compiler/driver/Driver.h"
-#include "compiler/import/OnnxSchemas.h"
+#include "dialects/onnx/OnnxSchemas.h"
 #include "tools/kiln/RunCommand.h"
 
 #include "llvm/Support/raw_ostream.h"

@@ -18,7 +18,7 @@
 // Usage: kiln-onnx-ops-gen OUT.td OUT_VERSIONS.inc
 //
 //===----------------------------------------------------------------------===//
-#include "compiler/import/OnnxSchemas.h"
+#include "dialects/onnx/OnnxSchemas.h"
 
 #include "onnx/defs/schema.h"
 
@@ -318,7 +318,7 @@ int main(int argc, char **argv) {
      << "// GENERATED FILE. Regenerate with `ninja -C build "
         "regenerate-onnx-ops`.\n"
      << "// Source: the libonnx"
-     << " schema registry plus compiler/import/OnnxSchemas.cpp.\n//\n"
+     << " schema registry plus dialects/onnx/OnnxSchemas.cpp.\n//\n"
      << "//===----------------------------------------------------------------"
         "------===//\n\n"
      << "#ifndef KILN_ONNX_OPS_TD\n#define KILN_ONNX_OPS_TD\n\n"

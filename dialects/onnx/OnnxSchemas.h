@@ -6,8 +6,8 @@
 // dialect generator all see one consistent registry.
 //
 //===----------------------------------------------------------------------===//
-#ifndef KILN_COMPILER_IMPORT_ONNXSCHEMAS_H
-#define KILN_COMPILER_IMPORT_ONNXSCHEMAS_H
+#ifndef KILN_DIALECTS_ONNX_ONNXSCHEMAS_H
+#define KILN_DIALECTS_ONNX_ONNXSCHEMAS_H
 
 #include <string>
 #include <vector>
@@ -32,9 +32,9 @@ void registerOnnxSchemaExtensions();
 int onnxSinceVersion(const std::string &opType, int opset);
 
 /// The attributes of that operator version that have default values.
-std::vector<onnx::AttributeProto> onnxDefaultAttributes(const std::string &opType,
+std::vector<::onnx::AttributeProto> onnxDefaultAttributes(const std::string &opType,
                                                          int opset);
 
 } // namespace kiln
 
-#endif // KILN_COMPILER_IMPORT_ONNXSCHEMAS_H
+#endif // KILN_DIALECTS_ONNX_ONNXSCHEMAS_H

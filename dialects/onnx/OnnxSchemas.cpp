@@ -12,7 +12,7 @@
 // which catches it at the import boundary).
 //
 //===----------------------------------------------------------------------===//
-#include "compiler/import/OnnxSchemas.h"
+#include "dialects/onnx/OnnxSchemas.h"
 
 #include "onnx/defs/schema.h"
 #include "onnx/defs/shape_inference.h"

@@ -1,0 +1,89 @@
+// RUN: kiln-opt %s -split-input-file -verify-diagnostics --kiln-infer-shapes | FileCheck %s
+
+// A shape computed from a shape: Shape -> Gather -> Concat -> Reshape folds to a
+// constant, and the Reshape and what follows become static.
+// CHECK-LABEL: func.func @shape_chain
+// CHECK-SAME: -> tensor<6x4xf32>
+// CHECK-NOT: onnx.Shape
+// CHECK-NOT: onnx.Gather
+// CHECK: %[[S:.*]] = "onnx.Constant"() <{value = dense<[-1, 4]> : tensor<2xi64>}>
+// CHECK: "onnx.Reshape"(%arg0, %[[S]]) <{allowzero = 0 : i64}> : (tensor<2x3x4xf32>, tensor<2xi64>) -> tensor<6x4xf32>
+// CHECK: "onnx.Relu"(%{{.*}}) : (tensor<6x4xf32>) -> tensor<6x4xf32>
+func.func @shape_chain(%x: tensor<2x3x4xf32>) -> tensor<*xf32> {
+  %s = "onnx.Shape"(%x) <{start = 0 : i64}> : (tensor<2x3x4xf32>) -> tensor<?xi64>
+  %i = "onnx.Constant"() <{value = dense<2> : tensor<1xi64>}> : () -> tensor<1xi64>
+  %last = "onnx.Gather"(%s, %i) <{axis = 0 : i64}> : (tensor<?xi64>, tensor<1xi64>) -> tensor<*xi64>
+  %m = "onnx.Constant"() <{value = dense<-1> : tensor<1xi64>}> : () -> tensor<1xi64>
+  %ns = "onnx.Concat"(%m, %last) <{axis = 0 : i64}> : (tensor<1xi64>, tensor<*xi64>) -> tensor<*xi64>
+  %y = "onnx.Reshape"(%x, %ns) <{allowzero = 0 : i64}> : (tensor<2x3x4xf32>, tensor<*xi64>) -> tensor<*xf32>
+  %r = "onnx.Relu"(%y) : (tensor<*xf32>) -> tensor<*xf32>
+  return %r : tensor<*xf32>
+}
+
+// -----
+
+// Arithmetic on shapes, ConstantOfShape and Range fold too.
+// CHECK-LABEL: func.func @shape_arithmetic
+// CHECK-SAME: -> (tensor<2x3xf32>, tensor<3xi64>)
+// CHECK-DAG: "onnx.Constant"() <{value = dense<0.000000e+00> : tensor<2x3xf32>}>
+// CHECK-DAG: "onnx.Constant"() <{value = dense<[0, 2, 4]> : tensor<3xi64>}>
+func.func @shape_arithmetic(%x: tensor<4x6xf32>) -> (tensor<*xf32>, tensor<*xi64>) {
+  %s = "onnx.Shape"(%x) <{start = 0 : i64}> : (tensor<4x6xf32>) -> tensor<*xi64>
+  %two = "onnx.Constant"() <{value = dense<2> : tensor<i64>}> : () -> tensor<i64>
+  %half = "onnx.Div"(%s, %two) : (tensor<*xi64>, tensor<i64>) -> tensor<*xi64>
+  %z = "onnx.ConstantOfShape"(%half) : (tensor<*xi64>) -> tensor<*xf32>
+  %zero = "onnx.Constant"() <{value = dense<0> : tensor<i64>}> : () -> tensor<i64>
+  %six = "onnx.Size"(%half) : (tensor<*xi64>) -> tensor<*xi64>
+  %lim = "onnx.Mul"(%six, %two) : (tensor<*xi64>, tensor<i64>) -> tensor<*xi64>
+  %lim3 = "onnx.Add"(%lim, %two) : (tensor<*xi64>, tensor<i64>) -> tensor<*xi64>
+  %r = "onnx.Range"(%zero, %lim3, %two) : (tensor<i64>, tensor<*xi64>, tensor<i64>) -> tensor<*xi64>
+  return %z, %r : tensor<*xf32>, tensor<*xi64>
+}
+
+// -----
+
+// An If whose condition is constant is replaced by its branch.
+// CHECK-LABEL: func.func @constant_if
+// CHECK-NOT: onnx.If
+// CHECK: %[[N:.*]] = "onnx.Neg"(%arg0)
+// CHECK: return %[[N]] : tensor<3xf32>
+func.func @constant_if(%x: tensor<3xf32>) -> tensor<*xf32> {
+  %c = "onnx.Constant"() <{value = dense<false> : tensor<i1>}> : () -> tensor<i1>
+  %r = "onnx.If"(%c) ({
+    %n = "onnx.Neg"(%x) : (tensor<3xf32>) -> tensor<*xf32>
+    onnx.Yield %n : tensor<*xf32>
+  }, {
+    onnx.Yield %x : tensor<3xf32>
+  }) : (tensor<i1>) -> tensor<*xf32>
+  return %r : tensor<*xf32>
+}
+
+// -----
+
+// The model's declared type and the inferred one disagree: an error naming the node.
+func.func @contradiction(%x: tensor<2x3xf32>) -> tensor<3x2xf32> {
+  // expected-error @+1 {{output 0 of onnx.Relu is inferred as tensor<2x3xf32> but the model declares tensor<3x2xf32>}}
+  %r = "onnx.Relu"(%x) : (tensor<2x3xf32>) -> tensor<3x2xf32>
+  return %r : tensor<3x2xf32>
+}
+
+// -----
+
+// A result whose shape depends on run-time values.
+func.func @runtime_shape(%x: tensor<4xf32>, %n: tensor<i64>) -> tensor<*xf32> {
+  %zero = "onnx.Constant"() <{value = dense<0> : tensor<i64>}> : () -> tensor<i64>
+  %one = "onnx.Constant"() <{value = dense<1> : tensor<i64>}> : () -> tensor<i64>
+  // expected-error @+1 {{output 0 of onnx.Range has a shape that depends on run-time values (tensor<?xi64>); freeze the inputs it depends on with --input-value}}
+  %r = "onnx.Range"(%zero, %n, %one) : (tensor<i64>, tensor<i64>, tensor<i64>) -> tensor<*xi64>
+  %c = "onnx.Cast"(%r) <{to = 1 : i64}> : (tensor<*xi64>) -> tensor<*xf32>
+  return %c : tensor<*xf32>
+}
+
+// -----
+
+// Operands that do not broadcast.
+func.func @incompatible(%x: tensor<3xf32>, %y: tensor<4xf32>) -> tensor<*xf32> {
+  // expected-error @+1 {{cannot infer the shape of onnx.Add: Incompatible dimensions}}
+  %r = "onnx.Add"(%x, %y) : (tensor<3xf32>, tensor<4xf32>) -> tensor<*xf32>
+  return %r : tensor<*xf32>
+}
