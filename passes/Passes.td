@@ -40,6 +40,31 @@ def InferShapes : Pass<"kiln-infer-shapes", "mlir::ModuleOp"> {
   }];
 }
 
+def Decompose : Pass<"kiln-decompose", "mlir::ModuleOp"> {
+  let summary = "Rewrite composite onnx ops into the primitives they are defined by";
+  let description = [{
+    Part of the graph phase, after kiln-infer-shapes. The quantization family
+    (QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear, MatMulInteger,
+    ConvInteger, QLinearMatMul, QLinearConv) becomes Cast, Sub, MatMul (int32),
+    Conv (f64, exact for 8-bit operands), Mul, Div, Round, Min and Max; Upsample and
+    Resize-10 become Resize with asymmetric coordinates. New ops are typed by
+    their shape functions.
+
+    Before:
+    ```mlir
+    %y = "onnx.DequantizeLinear"(%x, %s, %zp) : (tensor<4xui8>, tensor<f32>, tensor<ui8>) -> tensor<4xf32>
+    ```
+    After:
+    ```mlir
+    %a = "onnx.Cast"(%x) <{to = 6 : i64}> : (tensor<4xui8>) -> tensor<4xi32>
+    %b = "onnx.Cast"(%zp) <{to = 6 : i64}> : (tensor<ui8>) -> tensor<i32>
+    %d = "onnx.Sub"(%a, %b) : (tensor<4xi32>, tensor<i32>) -> tensor<4xi32>
+    %f = "onnx.Cast"(%d) <{to = 1 : i64}> : (tensor<4xi32>) -> tensor<4xf32>
+    %y = "onnx.Mul"(%f, %s) : (tensor<4xf32>, tensor<f32>) -> tensor<4xf32>
+    ```
+  }];
+}
+
 def RemoveIdentity : Pass<"kiln-remove-identity", "mlir::func::FuncOp"> {
   let summary = "Remove onnx.Identity and inference-mode onnx.Dropout";
   let description = [{

@@ -60,6 +60,7 @@ const char *phaseName(Phase phase) {
 
 void buildGraphPipeline(OpPassManager &pm, const CompileOptions &) {
   pm.addPass(createInferShapes());
+  pm.addPass(createDecompose());
   pm.addNestedPass<func::FuncOp>(createRemoveIdentity());
   pm.addPass(createCanonicalizerPass());
 }

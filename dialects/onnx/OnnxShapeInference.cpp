@@ -242,6 +242,17 @@ int opsetOf(Operation *op) {
   return kMaxOnnxOpset;
 }
 
+/// The dialect op of ONNX operator `name` at schema version `since`.
+std::string dialectOpName(const std::string &name, int since) {
+  static const std::map<std::pair<std::string, int>, std::string> versioned = {
+#define KILN_ONNX_VERSIONED_OP(n, v, dialectOp) {{n, v}, dialectOp},
+#define KILN_ONNX_OP_SIGNATURE(...)
+#include "dialects/onnx/OnnxOpVersions.inc"
+  };
+  auto it = versioned.find({name, since});
+  return it == versioned.end() ? "onnx." + name : it->second;
+}
+
 } // namespace
 
 std::string onnxOperatorName(Operation *op) {
@@ -266,8 +277,14 @@ LogicalResult inferResultTypes(Operation *op, ArrayRef<Attribute> operandValues,
   if (op->getNumRegions() > 0 || op->getNumResults() == 0)
     return success();
   registerOnnxSchemaExtensions();
-  const ::onnx::OpSchema *schema = ::onnx::OpSchemaRegistry::Schema(
-      onnxOperatorName(op), opsetOf(op), "");
+  std::string onnxName = onnxOperatorName(op);
+  const ::onnx::OpSchema *schema =
+      ::onnx::OpSchemaRegistry::Schema(onnxName, opsetOf(op), "");
+  // An op the model's opset does not map to this dialect op was created by Kiln
+  // (kiln-decompose builds newest versions): the newest schema describes it.
+  if (!schema || dialectOpName(onnxName, schema->since_version()) !=
+                     op->getName().getStringRef())
+    schema = ::onnx::OpSchemaRegistry::Schema(onnxName, kMaxOnnxOpset, "");
   if (!schema || !schema->has_type_and_shape_inference_function())
     return success();
 

@@ -1,0 +1,274 @@
+//===- Decompose.cpp - Composite onnx ops into simpler ones ---------------===//
+//
+// This file implements kiln-decompose (see Passes.td): operators that are defined
+// as compositions of others are rewritten into them, so that one lowering per
+// primitive serves them all and fusion sees their insides:
+//
+//   QuantizeLinear    saturate(round(x / scale) + zero_point)
+//   DequantizeLinear  (int32(x) - zero_point) * scale
+//   DynamicQuantizeLinear  scale and zero point from min/max, then QuantizeLinear
+//   MatMulInteger     int32 MatMul of (A - a_zp) and (B - b_zp)
+//   ConvInteger       Conv of (x - x_zp) and (w - w_zp) in f64 (exact: every
+//                     product and sum of 8-bit differences is an integer below 2^53)
+//   QLinearMatMul     MatMulInteger, times a_scale * b_scale / y_scale, QuantizeLinear
+//   QLinearConv       ConvInteger + bias, times x_scale * w_scale / y_scale, QuantizeLinear
+//   Upsample, Resize-10  Resize with asymmetric coordinates (and floor for nearest)
+//
+// Each new op is typed by its shape function, so the pass runs after
+// kiln-infer-shapes and leaves static types.
+//
+//===----------------------------------------------------------------------===//
+#include "dialects/onnx/OnnxDialect.h"
+#include "passes/Passes.h"
+#include "passes/graph/EvaluateOnnx.h"
+
+#include "mlir/IR/TypeUtilities.h"
+
+namespace kiln {
+#define GEN_PASS_DEF_DECOMPOSE
+#include "passes/Passes.h.inc"
+} // namespace kiln
+
+using namespace mlir;
+
+namespace {
+
+/// ONNX TensorProto data types Cast takes in its `to` attribute.
+enum OnnxDataType : int64_t { kFloat = 1, kUint8 = 2, kInt8 = 3, kInt32 = 6, kDouble = 11 };
+
+int64_t onnxTypeCode(Type t) {
+  if (t.isF32()) return kFloat;
+  if (t.isF64()) return kDouble;
+  if (t.isF16()) return 10;
+  if (t.isBF16()) return 16;
+  if (t.isUnsignedInteger(8)) return kUint8;
+  if (t.isInteger(8)) return kInt8;
+  if (t.isInteger(32)) return kInt32;
+  return 0;
+}
+
+Type elementOf(Value v) { return cast<TensorType>(v.getType()).getElementType(); }
+int64_t rankOf(Value v) { return cast<RankedTensorType>(v.getType()).getRank(); }
+bool absent(Value v) { return !v || isa<NoneType>(v.getType()); }
+
+/// Creates onnx ops typed by their shape functions.
+class OnnxBuilder {
+public:
+  OnnxBuilder(Operation *at) : b(at), loc(at->getLoc()), ctx(at->getContext()) {}
+
+  Value create(StringRef name, ValueRange operands, Type elem,
+               ArrayRef<NamedAttribute> attrs = {}) {
+    OperationState state(loc, ("onnx." + name).str());
+    state.addOperands(operands);
+    state.addTypes(UnrankedTensorType::get(elem));
+    state.addAttributes(attrs);
+    Operation *op = b.create(state);
+    SmallVector<Attribute> values;
+    for (Value v : operands)
+      values.push_back(kiln::constantValueOf(v));
+    SmallVector<Type> types;
+    std::string why;
+    if (succeeded(cast<kiln::onnx::InferShapesInterface>(op).inferResultTypes(
+            values, types, why)))
+      op->getResult(0).setType(types[0]);
+    return op->getResult(0);
+  }
+  Value none() { return b.create<kiln::onnx::NoValueOp>(loc, b.getNoneType()); }
+  Value constant(DenseElementsAttr value) {
+    auto c = b.create<kiln::onnx::ConstantOp>(loc, TypeRange{value.getType()},
+                                              ValueRange{});
+    c.setValueAttr(value);
+    return c.getResult();
+  }
+  Value scalar(Type elem, double v) {
+    auto type = RankedTensorType::get({}, elem);
+    if (isa<FloatType>(elem))
+      return constant(DenseElementsAttr::get(type, FloatAttr::get(elem, v).getValue()));
+    return constant(DenseElementsAttr::get(
+        type, APInt(elem.getIntOrFloatBitWidth(), static_cast<int64_t>(v), true)));
+  }
+  Value castTo(Value v, Type to) {
+    if (elementOf(v) == to)
+      return v;
+    return create("Cast", v, to, {b.getNamedAttr("to", b.getI64IntegerAttr(onnxTypeCode(to)))});
+  }
+  Value binary(StringRef name, Value x, Value y) {
+    return create(name, {x, y}, elementOf(x));
+  }
+  /// A per-axis parameter (1-D, one value per index of `axis`) shaped to broadcast
+  /// against a rank-`rank` tensor; scalars and single values as they are.
+  Value alongAxis(Value p, int64_t axis, int64_t rank) {
+    auto type = cast<RankedTensorType>(p.getType());
+    if (type.getRank() != 1 || type.getDimSize(0) == 1 || axis == rank - 1)
+      return p;
+    SmallVector<int64_t> shape(rank - axis, 1);
+    shape[0] = type.getDimSize(0);
+    auto shapeType = RankedTensorType::get({static_cast<int64_t>(shape.size())},
+                                           b.getI64Type());
+    return create("Reshape", {p, constant(DenseElementsAttr::get(shapeType, ArrayRef(shape)))},
+                  type.getElementType(), {b.getNamedAttr("allowzero", b.getI64IntegerAttr(0))});
+  }
+  /// int32(v) - int32(zero point), the zero point laid along `axis`.
+  Value minusZeroPoint(Value v, Value zeroPoint, int64_t axis, int64_t rank) {
+    Value x = castTo(v, b.getI32Type());
+    if (absent(zeroPoint))
+      return x;
+    return binary("Sub", x, castTo(alongAxis(zeroPoint, axis, rank), b.getI32Type()));
+  }
+  /// saturate(round(x / scale) + zero point) in the zero point's type (uint8 when
+  /// absent); x and scale of the same float type.
+  Value quantize(Value x, Value scale, Value zeroPoint, int64_t axis, Type out) {
+    int64_t rank = rankOf(x);
+    Type f = elementOf(scale);
+    Value q = create("Round", binary("Div", x, alongAxis(scale, axis, rank)), f);
+    if (!absent(zeroPoint))
+      q = binary("Add", q, castTo(alongAxis(zeroPoint, axis, rank), f));
+    double lo = out.isUnsignedInteger() ? 0 : -std::ldexp(1.0, out.getIntOrFloatBitWidth() - 1);
+    double hi = out.isUnsignedInteger() ? std::ldexp(1.0, out.getIntOrFloatBitWidth()) - 1
+                                        : std::ldexp(1.0, out.getIntOrFloatBitWidth() - 1) - 1;
+    q = create("Min", {create("Max", {q, scalar(f, lo)}, f), scalar(f, hi)}, f);
+    return castTo(q, out);
+  }
+  /// Conv of (x - x_zp) and (w - w_zp) (+ bias) in f64, with `conv`'s attributes.
+  Value integerConv(Operation *conv, Value x, Value xZero, Value w, Value wZero,
+                    Value bias) {
+    int64_t rank = rankOf(x);
+    Type f64 = b.getF64Type();
+    Value xf = castTo(minusZeroPoint(x, xZero, 1, rank), f64);
+    Value wf = castTo(minusZeroPoint(w, wZero, 0, rank), f64);
+    Value bf = absent(bias) ? none() : castTo(bias, f64);
+    SmallVector<NamedAttribute> attrs;
+    for (StringRef name : {"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"})
+      if (Attribute a = conv->getAttr(name))
+        attrs.push_back(b.getNamedAttr(name, a));
+    return create("Conv", {xf, wf, bf}, f64, attrs);
+  }
+
+  OpBuilder b;
+  Location loc;
+  MLIRContext *ctx;
+};
+
+int64_t axisOf(Operation *op, int64_t rank) {
+  auto attr = op->getAttrOfType<IntegerAttr>("axis");
+  int64_t axis = attr ? attr.getInt() : 1;
+  return axis < 0 ? axis + rank : axis;
+}
+
+/// The decomposition of `op`, or an empty list when it is not one to decompose.
+/// Fails (after reporting) when the op is one but in a form Kiln lacks.
+FailureOr<SmallVector<Value>> decompose(Operation *op) {
+  std::string name = kiln::onnx::onnxOperatorName(op);
+  OnnxBuilder ob(op);
+  auto in = [&](unsigned i) { return op->getOperand(i); };
+  Type f32 = ob.b.getF32Type(), i32 = ob.b.getI32Type(),
+       u8 = IntegerType::get(op->getContext(), 8, IntegerType::Unsigned);
+  auto isStatic = [](Value v) {
+    auto t = dyn_cast<RankedTensorType>(v.getType());
+    return isa<NoneType>(v.getType()) || (t && t.hasStaticShape());
+  };
+  if (!llvm::all_of(op->getOperands(), isStatic))
+    return SmallVector<Value>{};
+
+  if (name == "QuantizeLinear" || name == "DequantizeLinear") {
+    if (auto block = op->getAttrOfType<IntegerAttr>("block_size"); block && block.getInt()) {
+      op->emitError() << "blocked quantization (block_size) is not supported";
+      return failure();
+    }
+    int64_t rank = rankOf(in(0)), axis = axisOf(op, rank);
+    if (name == "DequantizeLinear")
+      return SmallVector<Value>{ob.binary(
+          "Mul", ob.castTo(ob.minusZeroPoint(in(0), in(2), axis, rank), elementOf(in(1))),
+          ob.alongAxis(in(1), axis, rank))};
+    Type out = cast<TensorType>(op->getResult(0).getType()).getElementType();
+    Value x = ob.castTo(in(0), elementOf(in(1)));
+    return SmallVector<Value>{ob.quantize(x, in(1), in(2), axis, out)};
+  }
+  if (name == "DynamicQuantizeLinear") {
+    Value x = in(0);
+    SmallVector<NamedAttribute> all = {
+        ob.b.getNamedAttr("keepdims", ob.b.getI64IntegerAttr(0))};
+    Value zero = ob.scalar(f32, 0), qmax = ob.scalar(f32, 255);
+    Value lo = ob.create("Min", {ob.create("ReduceMin", {x, ob.none()}, f32, all), zero}, f32);
+    Value hi = ob.create("Max", {ob.create("ReduceMax", {x, ob.none()}, f32, all), zero}, f32);
+    Value scale = ob.binary("Div", ob.binary("Sub", hi, lo), qmax);
+    Value zp = ob.binary("Sub", zero, ob.binary("Div", lo, scale));
+    zp = ob.create("Min", {ob.create("Max", {zp, zero}, f32), qmax}, f32);
+    zp = ob.castTo(ob.create("Round", zp, f32), u8);
+    return SmallVector<Value>{ob.quantize(x, scale, zp, 1, u8), scale, zp};
+  }
+  if (name == "MatMulInteger") {
+    int64_t ra = rankOf(in(0)), rb = rankOf(in(1));
+    return SmallVector<Value>{ob.create(
+        "MatMul",
+        {ob.minusZeroPoint(in(0), in(2), ra - 2, ra), ob.minusZeroPoint(in(1), in(3), rb - 1, rb)},
+        i32)};
+  }
+  if (name == "QLinearMatMul") {
+    int64_t ra = rankOf(in(0)), rb = rankOf(in(3));
+    Value acc = ob.create(
+        "MatMul",
+        {ob.minusZeroPoint(in(0), in(2), ra - 2, ra), ob.minusZeroPoint(in(3), in(5), rb - 1, rb)},
+        i32);
+    Value scale = ob.binary("Div",
+                            ob.binary("Mul", ob.alongAxis(in(1), ra - 2, ra),
+                                      ob.alongAxis(in(4), rb - 1, rb)),
+                            in(6));
+    Value y = ob.binary("Mul", ob.castTo(acc, f32), scale);
+    return SmallVector<Value>{ob.quantize(y, ob.scalar(f32, 1), in(7), 1, elementOf(in(7)))};
+  }
+  if (name == "ConvInteger")
+    return SmallVector<Value>{
+        ob.castTo(ob.integerConv(op, in(0), in(2), in(1), in(3), Value()), i32)};
+  if (name == "QLinearConv") {
+    Value acc = ob.castTo(ob.integerConv(op, in(0), in(2), in(3), in(5), in(8)), f32);
+    int64_t rank = rankOf(acc);
+    Value scale = ob.binary("Div", ob.binary("Mul", in(1), ob.alongAxis(in(4), 1, rank)),
+                            in(6));
+    Value y = ob.binary("Mul", acc, scale);
+    return SmallVector<Value>{ob.quantize(y, ob.scalar(f32, 1), in(7), 1, elementOf(in(7)))};
+  }
+  if (name == "Upsample" || (name == "Resize" && op->getNumOperands() == 2)) {
+    auto mode = op->getAttrOfType<StringAttr>("mode");
+    SmallVector<NamedAttribute> attrs = {
+        ob.b.getNamedAttr("mode", mode ? mode : ob.b.getStringAttr("nearest")),
+        ob.b.getNamedAttr("coordinate_transformation_mode", ob.b.getStringAttr("asymmetric")),
+        ob.b.getNamedAttr("nearest_mode", ob.b.getStringAttr("floor"))};
+    return SmallVector<Value>{ob.create("Resize", {in(0), ob.none(), in(1), ob.none()},
+                                        elementOf(in(0)), attrs)};
+  }
+  return SmallVector<Value>{};
+}
+
+struct DecomposePass : kiln::impl::DecomposeBase<DecomposePass> {
+  void runOnOperation() override {
+    SmallVector<Operation *> ops;
+    getOperation().walk([&](Operation *op) {
+      if (isa<kiln::onnx::OnnxDialect>(op->getDialect()))
+        ops.push_back(op);
+    });
+    for (Operation *op : ops) {
+      FailureOr<SmallVector<Value>> values = decompose(op);
+      if (failed(values))
+        return signalPassFailure();
+      if (values->empty())
+        continue;
+      for (auto [result, value] : llvm::zip(op->getResults(), *values)) {
+        // The model may know more than the shape function (declared output types).
+        if (result.getType() != value.getType() &&
+            succeeded(verifyCompatibleShape(result.getType(), value.getType())) &&
+            elementOf(result) == elementOf(value))
+          value.setType(result.getType());
+        if (result.getType() != value.getType()) {
+          op->emitError() << "decomposition of " << op->getName() << " gives "
+                          << value.getType() << " for " << result.getType();
+          return signalPassFailure();
+        }
+        result.replaceAllUsesWith(value);
+      }
+      op->erase();
+    }
+  }
+};
+
+} // namespace

@@ -1,0 +1,57 @@
+// RUN: kiln-opt %s -split-input-file -verify-diagnostics --kiln-decompose | FileCheck %s
+
+// DequantizeLinear: (int32(x) - int32(zp)) * scale.
+// CHECK-LABEL: func.func @dequantize
+// CHECK-NOT: onnx.DequantizeLinear
+// CHECK: %[[X:.*]] = "onnx.Cast"(%arg0) <{to = 6 : i64}> : (tensor<4xui8>) -> tensor<4xi32>
+// CHECK: %[[Z:.*]] = "onnx.Cast"(%arg2) <{to = 6 : i64}> : (tensor<ui8>) -> tensor<i32>
+// CHECK: %[[D:.*]] = "onnx.Sub"(%[[X]], %[[Z]]) : (tensor<4xi32>, tensor<i32>) -> tensor<4xi32>
+// CHECK: %[[F:.*]] = "onnx.Cast"(%[[D]]) <{to = 1 : i64}> : (tensor<4xi32>) -> tensor<4xf32>
+// CHECK: %[[Y:.*]] = "onnx.Mul"(%[[F]], %arg1) : (tensor<4xf32>, tensor<f32>) -> tensor<4xf32>
+// CHECK: return %[[Y]]
+func.func @dequantize(%x: tensor<4xui8>, %s: tensor<f32>, %zp: tensor<ui8>) -> tensor<4xf32> {
+  %y = "onnx.DequantizeLinear"(%x, %s, %zp) <{axis = 1 : i64}> : (tensor<4xui8>, tensor<f32>, tensor<ui8>) -> tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+// QuantizeLinear along axis 1: the per-channel scale and zero point are reshaped
+// to broadcast (3 -> 3x1x1); round half to even, saturate to int8.
+// CHECK-LABEL: func.func @quantize_axis
+// CHECK: %[[S:.*]] = "onnx.Reshape"(%arg1, %{{.*}}) <{allowzero = 0 : i64}> : (tensor<3xf32>, tensor<3xi64>) -> tensor<3x1x1xf32>
+// CHECK: %[[Q:.*]] = "onnx.Div"(%arg0, %[[S]]) : (tensor<2x3x4x5xf32>, tensor<3x1x1xf32>) -> tensor<2x3x4x5xf32>
+// CHECK: "onnx.Round"(%[[Q]])
+// CHECK: "onnx.Reshape"(%arg2, %{{.*}}) <{allowzero = 0 : i64}> : (tensor<3xi8>, tensor<3xi64>) -> tensor<3x1x1xi8>
+// CHECK: "onnx.Add"
+// CHECK: "onnx.Constant"() <{value = dense<-1.280000e+02> : tensor<f32>}>
+// CHECK: "onnx.Max"
+// CHECK: "onnx.Constant"() <{value = dense<1.270000e+02> : tensor<f32>}>
+// CHECK: "onnx.Min"
+// CHECK: "onnx.Cast"(%{{.*}}) <{to = 3 : i64}> : (tensor<2x3x4x5xf32>) -> tensor<2x3x4x5xi8>
+func.func @quantize_axis(%x: tensor<2x3x4x5xf32>, %s: tensor<3xf32>, %zp: tensor<3xi8>) -> tensor<2x3x4x5xi8> {
+  %y = "onnx.QuantizeLinear"(%x, %s, %zp) <{axis = 1 : i64}> : (tensor<2x3x4x5xf32>, tensor<3xf32>, tensor<3xi8>) -> tensor<2x3x4x5xi8>
+  return %y : tensor<2x3x4x5xi8>
+}
+
+// -----
+
+// MatMulInteger: an int32 MatMul of the zero-point-shifted operands; a per-row
+// zero point of A becomes a column (4 -> 4x1).
+// CHECK-LABEL: func.func @matmul_integer
+// CHECK: "onnx.Reshape"(%arg2, %{{.*}}) <{allowzero = 0 : i64}> : (tensor<4xui8>, tensor<2xi64>) -> tensor<4x1xui8>
+// CHECK: "onnx.MatMul"(%{{.*}}, %{{.*}}) : (tensor<4x3xi32>, tensor<3x2xi32>) -> tensor<4x2xi32>
+func.func @matmul_integer(%a: tensor<4x3xui8>, %b: tensor<3x2xui8>, %za: tensor<4xui8>) -> tensor<4x2xi32> {
+  %none = onnx.NoValue
+  %y = "onnx.MatMulInteger"(%a, %b, %za, %none) : (tensor<4x3xui8>, tensor<3x2xui8>, tensor<4xui8>, none) -> tensor<4x2xi32>
+  return %y : tensor<4x2xi32>
+}
+
+// -----
+
+func.func @blocked(%x: tensor<4x6xf32>, %s: tensor<4x3xf32>) -> tensor<4x6xui8> {
+  %none = onnx.NoValue
+  // expected-error @+1 {{blocked quantization (block_size) is not supported}}
+  %y = "onnx.QuantizeLinear"(%x, %s, %none) <{axis = 1 : i64, block_size = 2 : i64}> : (tensor<4x6xf32>, tensor<4x3xf32>, none) -> tensor<4x6xui8>
+  return %y : tensor<4x6xui8>
+}
