@@ -20,7 +20,7 @@
 //===----------------------------------------------------------------------===//
 #include "dialects/onnx/OnnxDialect.h"
 #include "passes/Passes.h"
-#include "passes/graph/EvaluateOnnx.h"
+#include "passes/graph/OnnxBuilder.h"
 
 #include "mlir/IR/TypeUtilities.h"
 
@@ -30,124 +30,9 @@ namespace kiln {
 } // namespace kiln
 
 using namespace mlir;
+using namespace kiln;
 
 namespace {
-
-/// ONNX TensorProto data types Cast takes in its `to` attribute.
-enum OnnxDataType : int64_t { kFloat = 1, kUint8 = 2, kInt8 = 3, kInt32 = 6, kDouble = 11 };
-
-int64_t onnxTypeCode(Type t) {
-  if (t.isF32()) return kFloat;
-  if (t.isF64()) return kDouble;
-  if (t.isF16()) return 10;
-  if (t.isBF16()) return 16;
-  if (t.isUnsignedInteger(8)) return kUint8;
-  if (t.isInteger(8)) return kInt8;
-  if (t.isInteger(32)) return kInt32;
-  return 0;
-}
-
-Type elementOf(Value v) { return cast<TensorType>(v.getType()).getElementType(); }
-int64_t rankOf(Value v) { return cast<RankedTensorType>(v.getType()).getRank(); }
-bool absent(Value v) { return !v || isa<NoneType>(v.getType()); }
-
-/// Creates onnx ops typed by their shape functions.
-class OnnxBuilder {
-public:
-  OnnxBuilder(Operation *at) : b(at), loc(at->getLoc()), ctx(at->getContext()) {}
-
-  Value create(StringRef name, ValueRange operands, Type elem,
-               ArrayRef<NamedAttribute> attrs = {}) {
-    OperationState state(loc, ("onnx." + name).str());
-    state.addOperands(operands);
-    state.addTypes(UnrankedTensorType::get(elem));
-    state.addAttributes(attrs);
-    Operation *op = b.create(state);
-    SmallVector<Attribute> values;
-    for (Value v : operands)
-      values.push_back(kiln::constantValueOf(v));
-    SmallVector<Type> types;
-    std::string why;
-    if (succeeded(cast<kiln::onnx::InferShapesInterface>(op).inferResultTypes(
-            values, types, why)))
-      op->getResult(0).setType(types[0]);
-    return op->getResult(0);
-  }
-  Value none() { return b.create<kiln::onnx::NoValueOp>(loc, b.getNoneType()); }
-  Value constant(DenseElementsAttr value) {
-    auto c = b.create<kiln::onnx::ConstantOp>(loc, TypeRange{value.getType()},
-                                              ValueRange{});
-    c.setValueAttr(value);
-    return c.getResult();
-  }
-  Value scalar(Type elem, double v) {
-    auto type = RankedTensorType::get({}, elem);
-    if (isa<FloatType>(elem))
-      return constant(DenseElementsAttr::get(type, FloatAttr::get(elem, v).getValue()));
-    return constant(DenseElementsAttr::get(
-        type, APInt(elem.getIntOrFloatBitWidth(), static_cast<int64_t>(v), true)));
-  }
-  Value castTo(Value v, Type to) {
-    if (elementOf(v) == to)
-      return v;
-    return create("Cast", v, to, {b.getNamedAttr("to", b.getI64IntegerAttr(onnxTypeCode(to)))});
-  }
-  Value binary(StringRef name, Value x, Value y) {
-    return create(name, {x, y}, elementOf(x));
-  }
-  /// A per-axis parameter (1-D, one value per index of `axis`) shaped to broadcast
-  /// against a rank-`rank` tensor; scalars and single values as they are.
-  Value alongAxis(Value p, int64_t axis, int64_t rank) {
-    auto type = cast<RankedTensorType>(p.getType());
-    if (type.getRank() != 1 || type.getDimSize(0) == 1 || axis == rank - 1)
-      return p;
-    SmallVector<int64_t> shape(rank - axis, 1);
-    shape[0] = type.getDimSize(0);
-    auto shapeType = RankedTensorType::get({static_cast<int64_t>(shape.size())},
-                                           b.getI64Type());
-    return create("Reshape", {p, constant(DenseElementsAttr::get(shapeType, ArrayRef(shape)))},
-                  type.getElementType(), {b.getNamedAttr("allowzero", b.getI64IntegerAttr(0))});
-  }
-  /// int32(v) - int32(zero point), the zero point laid along `axis`.
-  Value minusZeroPoint(Value v, Value zeroPoint, int64_t axis, int64_t rank) {
-    Value x = castTo(v, b.getI32Type());
-    if (absent(zeroPoint))
-      return x;
-    return binary("Sub", x, castTo(alongAxis(zeroPoint, axis, rank), b.getI32Type()));
-  }
-  /// saturate(round(x / scale) + zero point) in the zero point's type (uint8 when
-  /// absent); x and scale of the same float type.
-  Value quantize(Value x, Value scale, Value zeroPoint, int64_t axis, Type out) {
-    int64_t rank = rankOf(x);
-    Type f = elementOf(scale);
-    Value q = create("Round", binary("Div", x, alongAxis(scale, axis, rank)), f);
-    if (!absent(zeroPoint))
-      q = binary("Add", q, castTo(alongAxis(zeroPoint, axis, rank), f));
-    double lo = out.isUnsignedInteger() ? 0 : -std::ldexp(1.0, out.getIntOrFloatBitWidth() - 1);
-    double hi = out.isUnsignedInteger() ? std::ldexp(1.0, out.getIntOrFloatBitWidth()) - 1
-                                        : std::ldexp(1.0, out.getIntOrFloatBitWidth() - 1) - 1;
-    q = create("Min", {create("Max", {q, scalar(f, lo)}, f), scalar(f, hi)}, f);
-    return castTo(q, out);
-  }
-  /// Conv of (x - x_zp) and (w - w_zp) (+ bias) in f64, with `conv`'s attributes.
-  Value integerConv(Operation *conv, Value x, Value xZero, Value w, Value wZero,
-                    Value bias) {
-    int64_t rank = rankOf(x);
-    Type f64 = b.getF64Type();
-    Value xf = castTo(minusZeroPoint(x, xZero, 1, rank), f64);
-    Value wf = castTo(minusZeroPoint(w, wZero, 0, rank), f64);
-    Value bf = absent(bias) ? none() : castTo(bias, f64);
-    SmallVector<NamedAttribute> attrs;
-    for (StringRef name : {"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"})
-      if (Attribute a = conv->getAttr(name))
-        attrs.push_back(b.getNamedAttr(name, a));
-    return create("Conv", {xf, wf, bf}, f64, attrs);
-  }
-
-  OpBuilder b;
-  Location loc;
-  MLIRContext *ctx;
-};
 
 int64_t axisOf(Operation *op, int64_t rank) {
   auto attr = op->getAttrOfType<IntegerAttr>("axis");
@@ -237,6 +122,8 @@ FailureOr<SmallVector<Value>> decompose(Operation *op) {
     return SmallVector<Value>{ob.create("Resize", {in(0), ob.none(), in(1), ob.none()},
                                         elementOf(in(0)), attrs)};
   }
+  if (name == "RNN" || name == "GRU" || name == "LSTM")
+    return decomposeRecurrent(op, ob);
   return SmallVector<Value>{};
 }
 
@@ -254,6 +141,8 @@ struct DecomposePass : kiln::impl::DecomposeBase<DecomposePass> {
       if (values->empty())
         continue;
       for (auto [result, value] : llvm::zip(op->getResults(), *values)) {
+        if (!value)
+          continue; // An output the model does not use.
         // The model may know more than the shape function (declared output types).
         if (result.getType() != value.getType() &&
             succeeded(verifyCompatibleShape(result.getType(), value.getType())) &&

@@ -55,3 +55,32 @@ func.func @blocked(%x: tensor<4x6xf32>, %s: tensor<4x3xf32>) -> tensor<4x6xui8> 
   %y = "onnx.QuantizeLinear"(%x, %s, %none) <{axis = 1 : i64, block_size = 2 : i64}> : (tensor<4x6xf32>, tensor<4x3xf32>, none) -> tensor<4x6xui8>
   return %y : tensor<4x6xui8>
 }
+
+// -----
+
+// RNN, reverse: one input projection for all steps, then per step (last first) a
+// recurrence MatMul and Tanh; Y is assembled in time order, Y_h is the last state.
+// CHECK-LABEL: func.func @rnn_reverse
+// CHECK-NOT: onnx.RNN
+// CHECK: %[[XW:.*]] = "onnx.MatMul"(%arg0, %{{.*}}) : (tensor<2x1x3xf32>, tensor<3x4xf32>) -> tensor<2x1x4xf32>
+// CHECK: %[[X1:.*]] = "onnx.Gather"(%[[XW]], %{{.*}}) <{axis = 0 : i64}> : (tensor<2x1x4xf32>, tensor<i64>) -> tensor<1x4xf32>
+// CHECK: "onnx.MatMul"(%{{.*}}, %{{.*}}) : (tensor<1x4xf32>, tensor<4x4xf32>) -> tensor<1x4xf32>
+// CHECK: %[[H1:.*]] = "onnx.Tanh"
+// CHECK: %[[Y1:.*]] = "onnx.Reshape"(%[[H1]]
+// CHECK: %[[H0:.*]] = "onnx.Tanh"
+// CHECK: %[[Y0:.*]] = "onnx.Reshape"(%[[H0]]
+// CHECK: "onnx.Concat"(%[[Y0]], %[[Y1]]) <{axis = 0 : i64}> : (tensor<1x1x1x4xf32>, tensor<1x1x1x4xf32>) -> tensor<2x1x1x4xf32>
+func.func @rnn_reverse(%x: tensor<2x1x3xf32>, %w: tensor<1x4x3xf32>, %r: tensor<1x4x4xf32>) -> (tensor<2x1x1x4xf32>, tensor<1x1x4xf32>) {
+  %none = onnx.NoValue
+  %y, %yh = "onnx.RNN"(%x, %w, %r, %none, %none, %none) <{direction = "reverse", hidden_size = 4 : i64, layout = 0 : i64}> : (tensor<2x1x3xf32>, tensor<1x4x3xf32>, tensor<1x4x4xf32>, none, none, none) -> (tensor<2x1x1x4xf32>, tensor<1x1x4xf32>)
+  return %y, %yh : tensor<2x1x1x4xf32>, tensor<1x1x4xf32>
+}
+
+// -----
+
+func.func @lstm_input_forget(%x: tensor<1x1x2xf32>, %w: tensor<1x12x2xf32>, %r: tensor<1x12x3xf32>) -> tensor<1x1x3xf32> {
+  %none = onnx.NoValue
+  // expected-error @+1 {{LSTM with input_forget (coupled input and forget gates) is not supported}}
+  %y, %yh, %yc = "onnx.LSTM"(%x, %w, %r, %none, %none, %none, %none, %none) <{hidden_size = 3 : i64, input_forget = 1 : i64}> : (tensor<1x1x2xf32>, tensor<1x12x2xf32>, tensor<1x12x3xf32>, none, none, none, none, none) -> (none, tensor<1x1x3xf32>, none)
+  return %yh : tensor<1x1x3xf32>
+}

@@ -1,0 +1,281 @@
+//===- DecomposeRecurrent.cpp - RNN, GRU and LSTM as per-step ops ---------===//
+//
+// This file implements the recurrent part of kiln-decompose. The input projection
+// of all time steps is one MatMul per direction (X · Wᵀ + Wb); each time step is
+// then a MatMul with the recurrence weights and the gate arithmetic of the ONNX
+// definition, in the op's direction (forward, reverse, or both), with its
+// activations (and their alpha/beta), clip, initial states, peepholes, layout and
+// sequence_lens (steps past a sequence's length keep its state and output zeros).
+// The time loop is unrolled: the sequence length is static.
+//
+//===----------------------------------------------------------------------===//
+#include "dialects/onnx/OnnxDialect.h"
+#include "passes/graph/OnnxBuilder.h"
+
+#include "llvm/ADT/StringExtras.h"
+
+#include <optional>
+
+using namespace mlir;
+
+namespace kiln {
+namespace {
+
+struct Activation {
+  std::string name; // lower case
+  float alpha = 0, beta = 0;
+};
+
+bool takesAlpha(StringRef n) {
+  return llvm::is_contained({"hardsigmoid", "leakyrelu", "elu", "thresholdedrelu",
+                             "scaledtanh", "affine"},
+                            n);
+}
+bool takesBeta(StringRef n) {
+  return llvm::is_contained({"hardsigmoid", "scaledtanh", "affine"}, n);
+}
+float defaultAlpha(StringRef n) {
+  return n == "hardsigmoid" ? 0.2f : n == "leakyrelu" ? 0.01f : 1.0f;
+}
+float defaultBeta(StringRef n) { return n == "hardsigmoid" ? 0.5f : 0.0f; }
+
+class Recurrence {
+public:
+  Recurrence(Operation *op, OnnxBuilder &ob) : op(op), ob(ob) {}
+  FailureOr<SmallVector<Value>> run();
+
+private:
+  Value in(unsigned i) {
+    return i < op->getNumOperands() && !absent(op->getOperand(i)) ? op->getOperand(i)
+                                                                   : Value();
+  }
+  Value apply(const Activation &a, Value x);
+  Value clip(Value x) {
+    if (!clipValue)
+      return x;
+    Value lo = ob.create("Max", {x, ob.scalar(f, -*clipValue)}, f);
+    return ob.create("Min", {lo, ob.scalar(f, *clipValue)}, f);
+  }
+  Value add(Value x, Value y) { return ob.binary("Add", x, y); }
+  Value mul(Value x, Value y) { return ob.binary("Mul", x, y); }
+  Value gate(Value v, int64_t k) { return ob.slice(v, 1, k * hidden, (k + 1) * hidden); }
+  Value zeros(ArrayRef<int64_t> shape) {
+    return ob.constant(DenseElementsAttr::get(RankedTensorType::get(shape, f),
+                                              FloatAttr::get(f, 0.0).getValue()));
+  }
+
+  Operation *op;
+  OnnxBuilder &ob;
+  std::string kind;
+  Type f;
+  int64_t hidden = 0;
+  std::optional<float> clipValue;
+};
+
+Value Recurrence::apply(const Activation &a, Value x) {
+  auto attr = [&](StringRef n, float v) {
+    return ob.b.getNamedAttr(n, ob.b.getF32FloatAttr(v));
+  };
+  const std::string &n = a.name;
+  if (n == "sigmoid") return ob.create("Sigmoid", x, f);
+  if (n == "tanh") return ob.create("Tanh", x, f);
+  if (n == "relu") return ob.create("Relu", x, f);
+  if (n == "softsign") return ob.create("Softsign", x, f);
+  if (n == "softplus") return ob.create("Softplus", x, f);
+  if (n == "hardsigmoid")
+    return ob.create("HardSigmoid", x, f, {attr("alpha", a.alpha), attr("beta", a.beta)});
+  if (n == "leakyrelu") return ob.create("LeakyRelu", x, f, {attr("alpha", a.alpha)});
+  if (n == "elu") return ob.create("Elu", x, f, {attr("alpha", a.alpha)});
+  if (n == "thresholdedrelu")
+    return ob.create("ThresholdedRelu", x, f, {attr("alpha", a.alpha)});
+  if (n == "scaledtanh")
+    return mul(ob.scalar(f, a.alpha), ob.create("Tanh", mul(x, ob.scalar(f, a.beta)), f));
+  // affine
+  return add(mul(x, ob.scalar(f, a.alpha)), ob.scalar(f, a.beta));
+}
+
+FailureOr<SmallVector<Value>> Recurrence::run() {
+  kind = onnx::onnxOperatorName(op);
+  int64_t gates = kind == "LSTM" ? 4 : kind == "GRU" ? 3 : 1;
+  auto intAttr = [&](StringRef n, int64_t def) {
+    auto a = op->getAttrOfType<IntegerAttr>(n);
+    return a ? a.getInt() : def;
+  };
+  auto strAttr = [&](StringRef n, StringRef def) {
+    auto a = op->getAttrOfType<StringAttr>(n);
+    return a ? a.getValue().str() : def.str();
+  };
+  if (intAttr("input_forget", 0)) {
+    op->emitError() << "LSTM with input_forget (coupled input and forget gates) is "
+                       "not supported";
+    return failure();
+  }
+  if (auto c = op->getAttrOfType<FloatAttr>("clip"))
+    clipValue = static_cast<float>(c.getValueAsDouble());
+  std::string direction = strAttr("direction", "forward");
+  int64_t dirs = direction == "bidirectional" ? 2 : 1;
+  bool batchFirst = intAttr("layout", 0) != 0;
+
+  Value x = in(0), w = in(1), r = in(2), bias = in(3), lens = in(4), h0 = in(5);
+  Value c0 = kind == "LSTM" ? in(6) : Value(), peep = kind == "LSTM" ? in(7) : Value();
+  f = elementOf(x);
+  if (batchFirst) {
+    x = ob.transpose(x, {1, 0, 2});
+    if (h0)
+      h0 = ob.transpose(h0, {1, 0, 2});
+    if (c0)
+      c0 = ob.transpose(c0, {1, 0, 2});
+  }
+  auto xType = cast<RankedTensorType>(x.getType());
+  int64_t steps = xType.getDimSize(0), batch = xType.getDimSize(1);
+  hidden = intAttr("hidden_size", cast<RankedTensorType>(r.getType()).getDimSize(2));
+
+  // Activations per direction, with their alpha and beta consumed in order.
+  SmallVector<std::string> defaults = kind == "LSTM"  ? SmallVector<std::string>{"sigmoid", "tanh", "tanh"}
+                                      : kind == "GRU" ? SmallVector<std::string>{"sigmoid", "tanh"}
+                                                      : SmallVector<std::string>{"tanh"};
+  SmallVector<Activation> acts;
+  auto names = op->getAttrOfType<ArrayAttr>("activations");
+  auto alphas = op->getAttrOfType<ArrayAttr>("activation_alpha");
+  auto betas = op->getAttrOfType<ArrayAttr>("activation_beta");
+  size_t nextAlpha = 0, nextBeta = 0;
+  for (int64_t d = 0; d < dirs; ++d)
+    for (size_t k = 0; k < defaults.size(); ++k) {
+      size_t index = d * defaults.size() + k;
+      Activation a;
+      a.name = names && index < names.size()
+                   ? llvm::StringRef(cast<StringAttr>(names[index]).getValue()).lower()
+                   : defaults[k];
+      if (!llvm::is_contained({"sigmoid", "tanh", "relu", "softsign", "softplus",
+                               "hardsigmoid", "leakyrelu", "elu", "thresholdedrelu",
+                               "scaledtanh", "affine"},
+                              a.name)) {
+        op->emitError() << "activation '" << a.name << "' of " << kind
+                        << " is not supported";
+        return failure();
+      }
+      a.alpha = defaultAlpha(a.name);
+      a.beta = defaultBeta(a.name);
+      if (takesAlpha(a.name) && alphas && nextAlpha < alphas.size())
+        a.alpha = cast<FloatAttr>(alphas[nextAlpha++]).getValueAsDouble();
+      if (takesBeta(a.name) && betas && nextBeta < betas.size())
+        a.beta = cast<FloatAttr>(betas[nextBeta++]).getValueAsDouble();
+      acts.push_back(a);
+    }
+
+  // Time step t is valid for a sequence when t < its length: a [batch, 1] mask.
+  auto validAt = [&](int64_t t) -> Value {
+    if (!lens)
+      return Value();
+    Value less = ob.create("Less", {ob.scalar(elementOf(lens), t), lens},
+                           ob.b.getI1Type());
+    return ob.reshape(less, {batch, 1});
+  };
+
+  SmallVector<Value> ys, hs, cs;
+  for (int64_t d = 0; d < dirs; ++d) {
+    bool reverse = direction == "reverse" || d == 1;
+    ArrayRef<Activation> act = ArrayRef(acts).slice(d * defaults.size(), defaults.size());
+    Value wT = ob.transpose(ob.pick(w, 0, d), {1, 0});   // [I, G*H]
+    Value rT = ob.transpose(ob.pick(r, 0, d), {1, 0});   // [H, G*H]
+    Value xw = ob.create("MatMul", {x, wT}, f);          // [S, B, G*H]
+    Value rb, rbh;
+    if (bias) {
+      Value bd = ob.pick(bias, 0, d);
+      xw = add(xw, ob.slice(bd, 0, 0, gates * hidden));
+      rb = ob.slice(bd, 0, gates * hidden, 2 * gates * hidden);
+      if (kind == "GRU")
+        rbh = ob.slice(rb, 0, 2 * hidden, 3 * hidden);
+    }
+    Value h = h0 ? ob.pick(h0, 0, d) : zeros({batch, hidden});
+    Value c = kind == "LSTM" ? (c0 ? ob.pick(c0, 0, d) : zeros({batch, hidden})) : Value();
+    Value pi, po, pf;
+    if (peep) {
+      Value pd = ob.pick(peep, 0, d);
+      pi = ob.slice(pd, 0, 0, hidden);
+      po = ob.slice(pd, 0, hidden, 2 * hidden);
+      pf = ob.slice(pd, 0, 2 * hidden, 3 * hidden);
+    }
+    bool linearBeforeReset = intAttr("linear_before_reset", 0) != 0;
+    SmallVector<Value> stepOutputs(steps);
+    for (int64_t i = 0; i < steps; ++i) {
+      int64_t t = reverse ? steps - 1 - i : i;
+      Value xt = ob.pick(xw, 0, t); // [B, G*H]
+      Value hr = ob.create("MatMul", {h, rT}, f);
+      if (rb && !(kind == "GRU" && !linearBeforeReset))
+        hr = add(hr, rb);
+      Value hNew, cNew;
+      if (kind == "RNN") {
+        hNew = apply(act[0], clip(add(xt, hr)));
+      } else if (kind == "GRU") {
+        Value hrZR = hr;
+        if (rb && !linearBeforeReset)
+          hrZR = add(hr, rb);
+        Value z = apply(act[0], clip(add(gate(xt, 0), gate(hrZR, 0))));
+        Value rg = apply(act[0], clip(add(gate(xt, 1), gate(hrZR, 1))));
+        Value candidate;
+        if (linearBeforeReset) {
+          candidate = add(gate(xt, 2), mul(rg, gate(hr, 2)));
+        } else {
+          Value rh = ob.create("MatMul", {mul(rg, h), ob.slice(rT, 1, 2 * hidden, 3 * hidden)}, f);
+          candidate = add(gate(xt, 2), rbh ? add(rh, rbh) : rh);
+        }
+        Value hh = apply(act[1], clip(candidate));
+        Value keep = ob.binary("Sub", ob.scalar(f, 1), z);
+        hNew = add(mul(keep, hh), mul(z, h));
+      } else {
+        Value pre = add(xt, hr); // gates i, o, f, c
+        Value ig = gate(pre, 0), og = gate(pre, 1), fg = gate(pre, 2), cg = gate(pre, 3);
+        if (pi) {
+          ig = add(ig, mul(pi, c));
+          fg = add(fg, mul(pf, c));
+        }
+        Value iv = apply(act[0], clip(ig)), fv = apply(act[0], clip(fg));
+        cNew = add(mul(fv, c), mul(iv, apply(act[1], clip(cg))));
+        if (po)
+          og = add(og, mul(po, cNew));
+        hNew = mul(apply(act[0], clip(og)), apply(act[2], cNew));
+      }
+      Value y = hNew;
+      if (Value valid = validAt(t)) {
+        y = ob.create("Where", {valid, hNew, zeros({batch, hidden})}, f);
+        hNew = ob.create("Where", {valid, hNew, h}, f);
+        if (cNew)
+          cNew = ob.create("Where", {valid, cNew, c}, f);
+      }
+      h = hNew;
+      c = cNew;
+      stepOutputs[t] = ob.reshape(y, {1, 1, batch, hidden});
+    }
+    ys.push_back(ob.concat(stepOutputs, 0));
+    hs.push_back(ob.reshape(h, {1, batch, hidden}));
+    if (c)
+      cs.push_back(ob.reshape(c, {1, batch, hidden}));
+  }
+
+  SmallVector<Value> results(op->getNumResults());
+  auto used = [&](unsigned i) {
+    return i < op->getNumResults() && !isa<NoneType>(op->getResult(i).getType());
+  };
+  if (used(0)) {
+    Value y = ob.concat(ys, 1); // [S, D, B, H]
+    results[0] = batchFirst ? ob.transpose(y, {2, 0, 1, 3}) : y;
+  }
+  if (used(1)) {
+    Value yh = ob.concat(hs, 0); // [D, B, H]
+    results[1] = batchFirst ? ob.transpose(yh, {1, 0, 2}) : yh;
+  }
+  if (used(2)) {
+    Value yc = ob.concat(cs, 0);
+    results[2] = batchFirst ? ob.transpose(yc, {1, 0, 2}) : yc;
+  }
+  return results;
+}
+
+} // namespace
+
+FailureOr<SmallVector<Value>> decomposeRecurrent(Operation *op, OnnxBuilder &ob) {
+  return Recurrence(op, ob).run();
+}
+
+} // namespace kiln

@@ -1,0 +1,155 @@
+//===- OnnxBuilder.cpp - Build onnx ops typed by their shape functions ----===//
+#include "passes/graph/OnnxBuilder.h"
+#include "dialects/onnx/OnnxDialect.h"
+#include "passes/graph/EvaluateOnnx.h"
+
+#include <cmath>
+
+using namespace mlir;
+
+namespace kiln {
+namespace {
+
+/// ONNX TensorProto data types Cast takes in its `to` attribute.
+enum OnnxDataType : int64_t { kFloat = 1, kUint8 = 2, kInt8 = 3, kInt32 = 6, kDouble = 11 };
+
+int64_t onnxTypeCode(Type t) {
+  if (t.isF32()) return kFloat;
+  if (t.isF64()) return kDouble;
+  if (t.isF16()) return 10;
+  if (t.isBF16()) return 16;
+  if (t.isUnsignedInteger(8)) return kUint8;
+  if (t.isInteger(8)) return kInt8;
+  if (t.isInteger(32)) return kInt32;
+  return 0;
+}
+
+} // namespace
+
+Type elementOf(Value v) { return cast<TensorType>(v.getType()).getElementType(); }
+int64_t rankOf(Value v) { return cast<RankedTensorType>(v.getType()).getRank(); }
+bool absent(Value v) { return !v || isa<NoneType>(v.getType()); }
+
+OnnxBuilder::OnnxBuilder(Operation *at) : b(at), loc(at->getLoc()) {}
+
+Value OnnxBuilder::create(StringRef name, ValueRange operands, Type elem,
+                          ArrayRef<NamedAttribute> attrs) {
+  OperationState state(loc, ("onnx." + name).str());
+  state.addOperands(operands);
+  state.addTypes(UnrankedTensorType::get(elem));
+  state.addAttributes(attrs);
+  Operation *op = b.create(state);
+  SmallVector<Attribute> values;
+  for (Value v : operands)
+    values.push_back(kiln::constantValueOf(v));
+  SmallVector<Type> types;
+  std::string why;
+  if (succeeded(cast<kiln::onnx::InferShapesInterface>(op).inferResultTypes(
+          values, types, why)))
+    op->getResult(0).setType(types[0]);
+  return op->getResult(0);
+}
+
+Value OnnxBuilder::none() { return b.create<kiln::onnx::NoValueOp>(loc, b.getNoneType()); }
+Value OnnxBuilder::constant(DenseElementsAttr value) {
+  auto c = b.create<kiln::onnx::ConstantOp>(loc, TypeRange{value.getType()},
+                                            ValueRange{});
+  c.setValueAttr(value);
+  return c.getResult();
+}
+
+Value OnnxBuilder::scalar(Type elem, double v) {
+  auto type = RankedTensorType::get({}, elem);
+  if (isa<FloatType>(elem))
+    return constant(DenseElementsAttr::get(type, FloatAttr::get(elem, v).getValue()));
+  return constant(DenseElementsAttr::get(
+      type, APInt(elem.getIntOrFloatBitWidth(), static_cast<int64_t>(v), true)));
+}
+
+Value OnnxBuilder::castTo(Value v, Type to) {
+  if (elementOf(v) == to)
+    return v;
+  return create("Cast", v, to, {b.getNamedAttr("to", b.getI64IntegerAttr(onnxTypeCode(to)))});
+}
+
+Value OnnxBuilder::binary(StringRef name, Value x, Value y) {
+  return create(name, {x, y}, elementOf(x));
+}
+
+Value OnnxBuilder::alongAxis(Value p, int64_t axis, int64_t rank) {
+  auto type = cast<RankedTensorType>(p.getType());
+  if (type.getRank() != 1 || type.getDimSize(0) == 1 || axis == rank - 1)
+    return p;
+  SmallVector<int64_t> shape(rank - axis, 1);
+  shape[0] = type.getDimSize(0);
+  return reshape(p, shape);
+}
+
+Value OnnxBuilder::minusZeroPoint(Value v, Value zeroPoint, int64_t axis, int64_t rank) {
+  Value x = castTo(v, b.getI32Type());
+  if (absent(zeroPoint))
+    return x;
+  return binary("Sub", x, castTo(alongAxis(zeroPoint, axis, rank), b.getI32Type()));
+}
+
+Value OnnxBuilder::quantize(Value x, Value scale, Value zeroPoint, int64_t axis, Type out) {
+  int64_t rank = rankOf(x);
+  Type f = elementOf(scale);
+  Value q = create("Round", binary("Div", x, alongAxis(scale, axis, rank)), f);
+  if (!absent(zeroPoint))
+    q = binary("Add", q, castTo(alongAxis(zeroPoint, axis, rank), f));
+  double lo = out.isUnsignedInteger() ? 0 : -std::ldexp(1.0, out.getIntOrFloatBitWidth() - 1);
+  double hi = out.isUnsignedInteger() ? std::ldexp(1.0, out.getIntOrFloatBitWidth()) - 1
+                                      : std::ldexp(1.0, out.getIntOrFloatBitWidth() - 1) - 1;
+  q = create("Min", {create("Max", {q, scalar(f, lo)}, f), scalar(f, hi)}, f);
+  return castTo(q, out);
+}
+
+Value OnnxBuilder::integerConv(Operation *conv, Value x, Value xZero, Value w,
+                               Value wZero, Value bias) {
+  int64_t rank = rankOf(x);
+  Type f64 = b.getF64Type();
+  Value xf = castTo(minusZeroPoint(x, xZero, 1, rank), f64);
+  Value wf = castTo(minusZeroPoint(w, wZero, 0, rank), f64);
+  Value bf = absent(bias) ? none() : castTo(bias, f64);
+  SmallVector<NamedAttribute> attrs;
+  for (StringRef name : {"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"})
+    if (Attribute a = conv->getAttr(name))
+      attrs.push_back(b.getNamedAttr(name, a));
+  return create("Conv", {xf, wf, bf}, f64, attrs);
+}
+
+Value OnnxBuilder::ints(ArrayRef<int64_t> values) {
+  auto type = RankedTensorType::get({static_cast<int64_t>(values.size())}, b.getI64Type());
+  return constant(DenseElementsAttr::get(type, values));
+}
+
+Value OnnxBuilder::reshape(Value v, ArrayRef<int64_t> shape) {
+  return create("Reshape", {v, ints(shape)}, elementOf(v),
+                {b.getNamedAttr("allowzero", b.getI64IntegerAttr(0))});
+}
+
+Value OnnxBuilder::transpose(Value v, ArrayRef<int64_t> perm) {
+  return create("Transpose", v, elementOf(v),
+                {b.getNamedAttr("perm", b.getI64ArrayAttr(perm))});
+}
+
+Value OnnxBuilder::slice(Value v, int64_t axis, int64_t start, int64_t end) {
+  return create("Slice", {v, ints({start}), ints({end}), ints({axis}), none()},
+                elementOf(v));
+}
+
+Value OnnxBuilder::pick(Value v, int64_t axis, int64_t index) {
+  auto type = RankedTensorType::get({}, b.getI64Type());
+  return create("Gather", {v, constant(DenseElementsAttr::get(type, index))}, elementOf(v),
+                {b.getNamedAttr("axis", b.getI64IntegerAttr(axis))});
+}
+
+Value OnnxBuilder::concat(ValueRange values, int64_t axis) {
+  if (values.size() == 1)
+    return values.front();
+  return create("Concat", values, elementOf(values.front()),
+                {b.getNamedAttr("axis", b.getI64IntegerAttr(axis))});
+}
+
+} // namespace kiln

@@ -1,0 +1,66 @@
+//===- OnnxBuilder.h - Build onnx ops typed by their shape functions -*- C++ -*-===//
+//
+// The graph phase's rewrites (kiln-decompose) build new onnx ops with this: each op
+// is created with a placeholder type and typed at once by its shape function, fed
+// the values of constant operands.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_PASSES_GRAPH_ONNXBUILDER_H
+#define KILN_PASSES_GRAPH_ONNXBUILDER_H
+
+#include "mlir/IR/Builders.h"
+
+namespace kiln {
+
+mlir::Type elementOf(mlir::Value v);
+int64_t rankOf(mlir::Value v);
+/// True for a missing optional operand.
+bool absent(mlir::Value v);
+
+/// Creates onnx ops before a given op, typed by their shape functions.
+class OnnxBuilder {
+public:
+  explicit OnnxBuilder(mlir::Operation *at);
+
+  /// onnx.`name` with one result of element type `elem`.
+  mlir::Value create(llvm::StringRef name, mlir::ValueRange operands, mlir::Type elem,
+                     llvm::ArrayRef<mlir::NamedAttribute> attrs = {});
+  mlir::Value none();
+  mlir::Value constant(mlir::DenseElementsAttr value);
+  mlir::Value scalar(mlir::Type elem, double v);
+  /// A 1-D i64 constant.
+  mlir::Value ints(llvm::ArrayRef<int64_t> values);
+  mlir::Value castTo(mlir::Value v, mlir::Type to);
+  mlir::Value binary(llvm::StringRef name, mlir::Value x, mlir::Value y);
+  mlir::Value reshape(mlir::Value v, llvm::ArrayRef<int64_t> shape);
+  mlir::Value transpose(mlir::Value v, llvm::ArrayRef<int64_t> perm);
+  /// v[start:end] along `axis`.
+  mlir::Value slice(mlir::Value v, int64_t axis, int64_t start, int64_t end);
+  /// v[index] along `axis` (the axis goes).
+  mlir::Value pick(mlir::Value v, int64_t axis, int64_t index);
+  mlir::Value concat(mlir::ValueRange values, int64_t axis);
+  /// A per-axis parameter (1-D, one value per index of `axis`) shaped to broadcast
+  /// against a rank-`rank` tensor; scalars and single values as they are.
+  mlir::Value alongAxis(mlir::Value p, int64_t axis, int64_t rank);
+  /// int32(v) - int32(zero point), the zero point laid along `axis`.
+  mlir::Value minusZeroPoint(mlir::Value v, mlir::Value zeroPoint, int64_t axis,
+                             int64_t rank);
+  /// saturate(round(x / scale) + zero point) in integer type `out`.
+  mlir::Value quantize(mlir::Value x, mlir::Value scale, mlir::Value zeroPoint,
+                       int64_t axis, mlir::Type out);
+  /// Conv of (x - x_zp) and (w - w_zp) (+ bias) in f64, with `conv`'s attributes.
+  mlir::Value integerConv(mlir::Operation *conv, mlir::Value x, mlir::Value xZero,
+                          mlir::Value w, mlir::Value wZero, mlir::Value bias);
+
+  mlir::OpBuilder b;
+  mlir::Location loc;
+};
+
+/// The decomposition of RNN, GRU or LSTM into per-time-step ops
+/// (DecomposeRecurrent.cpp); fails after reporting a form Kiln lacks.
+mlir::FailureOr<llvm::SmallVector<mlir::Value>>
+decomposeRecurrent(mlir::Operation *op, OnnxBuilder &ob);
+
+} // namespace kiln
+
+#endif // KILN_PASSES_GRAPH_ONNXBUILDER_H
