@@ -220,7 +220,7 @@ FailureOr<Type> Importer::typeOfValue(StringRef name, const std::string &what,
     if (requireStatic)
       return fail(what + ": the type of '" + name.str() +
                   "' could not be inferred");
-    return Type(NoneType()); // Caller substitutes an unranked type.
+    return Type(); // The caller substitutes a placeholder.
   }
   return valueType(*type, what, requireStatic);
 }
@@ -477,7 +477,7 @@ LogicalResult Importer::importNode(const ::onnx::NodeProto &node) {
     FailureOr<Type> t = typeOfValue(out, what, /*requireStatic=*/false);
     if (failed(t))
       return failure();
-    if (isa<NoneType>(*t)) {
+    if (!*t) {
       // A value libonnx's inference did not type: an unranked placeholder with
       // the element type of the first tensor input, until the op's shape function
       // says better below (kiln-infer-shapes completes the shape).

@@ -40,6 +40,27 @@ int64_t axisOf(Operation *op, int64_t rank) {
   return axis < 0 ? axis + rank : axis;
 }
 
+/// An If whose condition is known only at run time, both branches static and of
+/// the same types: both branches run and Where selects (branches are pure). Empty
+/// when the branches differ.
+FailureOr<SmallVector<Value>> selectBranches(onnx::IfOp ifOp, OnnxBuilder &ob) {
+  Operation *thenYield = ifOp.getThenBranch().front().getTerminator();
+  Operation *elseYield = ifOp.getElseBranch().front().getTerminator();
+  for (auto [a, b] : llvm::zip(thenYield->getOperands(), elseYield->getOperands())) {
+    auto type = dyn_cast<RankedTensorType>(a.getType());
+    if (a.getType() != b.getType() || !type || !type.hasStaticShape())
+      return SmallVector<Value>{};
+  }
+  for (Region *branch : {&ifOp.getThenBranch(), &ifOp.getElseBranch()})
+    for (Operation &inner : llvm::make_early_inc_range(branch->front().without_terminator()))
+      inner.moveBefore(ifOp);
+  Value cond = ob.reshape(ifOp.getCond(), {});
+  SmallVector<Value> results;
+  for (auto [a, b] : llvm::zip(thenYield->getOperands(), elseYield->getOperands()))
+    results.push_back(ob.create("Where", {cond, a, b}, elementOf(a)));
+  return results;
+}
+
 /// The decomposition of `op`, or an empty list when it is not one to decompose.
 /// Fails (after reporting) when the op is one but in a form Kiln lacks.
 FailureOr<SmallVector<Value>> decompose(Operation *op) {
@@ -122,6 +143,50 @@ FailureOr<SmallVector<Value>> decompose(Operation *op) {
     return SmallVector<Value>{ob.create("Resize", {in(0), ob.none(), in(1), ob.none()},
                                         elementOf(in(0)), attrs)};
   }
+  if (name == "Pad" && op->getNumOperands() == 1) { // Pad-1 and -2: attributes
+    auto pads = op->getAttrOfType<ArrayAttr>("pads");
+    if (!pads)
+      pads = op->getAttrOfType<ArrayAttr>("paddings");
+    SmallVector<int64_t> values;
+    for (Attribute a : pads)
+      values.push_back(cast<IntegerAttr>(a).getInt());
+    auto value = op->getAttrOfType<FloatAttr>("value");
+    auto mode = op->getAttrOfType<StringAttr>("mode");
+    Type elem = elementOf(in(0));
+    return SmallVector<Value>{ob.create(
+        "Pad", {in(0), ob.ints(values), ob.scalar(elem, value ? value.getValueAsDouble() : 0), ob.none()},
+        elem, {ob.b.getNamedAttr("mode", mode ? mode : ob.b.getStringAttr("constant"))})};
+  }
+  if (name == "Slice" && op->getNumOperands() == 1) { // Slice-1: attributes
+    auto list = [&](StringRef attr) -> Value {
+      auto a = op->getAttrOfType<ArrayAttr>(attr);
+      if (!a)
+        return ob.none();
+      SmallVector<int64_t> v;
+      for (Attribute e : a)
+        v.push_back(cast<IntegerAttr>(e).getInt());
+      return ob.ints(v);
+    };
+    return SmallVector<Value>{ob.create(
+        "Slice", {in(0), list("starts"), list("ends"), list("axes"), ob.none()},
+        elementOf(in(0)))};
+  }
+  if (name == "PRelu") {
+    // Before opset 7 a 1-D slope is per channel (axis 1), not broadcast from the
+    // right as numpy does.
+    auto opset = op->getParentOfType<ModuleOp>()
+                     ? op->getParentOfType<ModuleOp>()->getAttrOfType<IntegerAttr>("onnx.opset")
+                     : IntegerAttr();
+    auto slope = cast<RankedTensorType>(in(1).getType());
+    auto x = cast<RankedTensorType>(in(0).getType());
+    if (opset && opset.getInt() < 7 && slope.getRank() == 1 && slope.getDimSize(0) > 1 &&
+        x.getRank() > 2 && x.getDimSize(1) == slope.getDimSize(0))
+      return SmallVector<Value>{ob.create(
+          "PRelu", {in(0), ob.alongAxis(in(1), 1, x.getRank())}, x.getElementType())};
+    return SmallVector<Value>{};
+  }
+  if (auto ifOp = dyn_cast<onnx::IfOp>(op))
+    return selectBranches(ifOp, ob);
   if (name == "RNN" || name == "GRU" || name == "LSTM")
     return decomposeRecurrent(op, ob);
   return SmallVector<Value>{};

@@ -90,11 +90,13 @@ struct InferShapesPass : kiln::impl::InferShapesBase<InferShapesPass> {
     for (Value v : op->getOperands())
       values.push_back(kiln::constantValueOf(v));
 
-    if (auto ifOp = dyn_cast<kiln::onnx::IfOp>(op))
+    if (auto ifOp = dyn_cast<kiln::onnx::IfOp>(op)) {
       if (auto cond = dyn_cast_or_null<DenseElementsAttr>(values[0]))
         if (cond.getNumElements() == 1)
           return inlineBranch(ifOp, cond.getValues<bool>()[0] ? ifOp.getThenBranch()
                                                                : ifOp.getElseBranch());
+      return inferBranches(ifOp);
+    }
 
     if (DenseElementsAttr folded = kiln::evaluateOnnxOp(op, values)) {
       Type old = op->getResult(0).getType();
@@ -142,6 +144,29 @@ struct InferShapesPass : kiln::impl::InferShapesBase<InferShapesPass> {
     return op->emitError() << "output " << i << " of " << op->getName()
                            << " is inferred as " << str(inferred)
                            << " but the model declares " << str(old);
+  }
+
+  /// An If decided at run time: its branches are inferred like the main body, and
+  /// a result both branches give the same type gets it.
+  LogicalResult inferBranches(kiln::onnx::IfOp ifOp) {
+    SmallVector<Operation *> yields;
+    for (Region *branch : {&ifOp.getThenBranch(), &ifOp.getElseBranch()}) {
+      Block &block = branch->front();
+      if (failed(sweep(llvm::to_vector(llvm::make_pointer_range(block.without_terminator())))))
+        return failure();
+      yields.push_back(block.getTerminator());
+    }
+    for (unsigned i = 0; i < ifOp.getNumResults(); ++i) {
+      Type thenType = yields[0]->getOperand(i).getType();
+      if (thenType != yields[1]->getOperand(i).getType())
+        continue;
+      Type old = ifOp.getResult(i).getType();
+      Type type = merge(old, thenType);
+      if (!type)
+        return contradiction(ifOp, i, old, thenType);
+      ifOp.getResult(i).setType(type);
+    }
+    return success();
   }
 
   /// Replaces `ifOp` by the ops of `branch` (which may use values from above) and

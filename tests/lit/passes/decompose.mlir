@@ -84,3 +84,25 @@ func.func @lstm_input_forget(%x: tensor<1x1x2xf32>, %w: tensor<1x12x2xf32>, %r: 
   %y, %yh, %yc = "onnx.LSTM"(%x, %w, %r, %none, %none, %none, %none, %none) <{hidden_size = 3 : i64, input_forget = 1 : i64}> : (tensor<1x1x2xf32>, tensor<1x12x2xf32>, tensor<1x12x3xf32>, none, none, none, none, none) -> (none, tensor<1x1x3xf32>, none)
   return %yh : tensor<1x1x3xf32>
 }
+
+// -----
+
+// An If decided at run time with branches of the same static types: both branches
+// run, Where selects.
+// CHECK-LABEL: func.func @runtime_if
+// CHECK-NOT: onnx.If
+// CHECK-DAG: %[[T:.*]] = "onnx.Neg"(%arg1)
+// CHECK-DAG: %[[E:.*]] = "onnx.Abs"(%arg1)
+// CHECK: %[[C:.*]] = "onnx.Reshape"(%arg0, %{{.*}}) <{allowzero = 0 : i64}> : (tensor<1xi1>, tensor<0xi64>) -> tensor<i1>
+// CHECK: %[[R:.*]] = "onnx.Where"(%[[C]], %[[T]], %[[E]]) : (tensor<i1>, tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+// CHECK: return %[[R]]
+func.func @runtime_if(%c: tensor<1xi1>, %x: tensor<3xf32>) -> tensor<3xf32> {
+  %r = "onnx.If"(%c) ({
+    %a = "onnx.Abs"(%x) : (tensor<3xf32>) -> tensor<3xf32>
+    onnx.Yield %a : tensor<3xf32>
+  }, {
+    %n = "onnx.Neg"(%x) : (tensor<3xf32>) -> tensor<3xf32>
+    onnx.Yield %n : tensor<3xf32>
+  }) : (tensor<1xi1>) -> tensor<3xf32>
+  return %r : tensor<3xf32>
+}

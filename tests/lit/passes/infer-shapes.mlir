@@ -87,3 +87,21 @@ func.func @incompatible(%x: tensor<3xf32>, %y: tensor<4xf32>) -> tensor<*xf32> {
   %r = "onnx.Add"(%x, %y) : (tensor<3xf32>, tensor<4xf32>) -> tensor<*xf32>
   return %r : tensor<*xf32>
 }
+
+// -----
+
+// An If decided at run time: the branches are inferred, and the result gets the
+// type both give.
+// CHECK-LABEL: func.func @runtime_if
+// CHECK-SAME: -> tensor<3xf32>
+// CHECK: "onnx.Neg"(%arg1) : (tensor<3xf32>) -> tensor<3xf32>
+// CHECK: }) : (tensor<i1>) -> tensor<3xf32>
+func.func @runtime_if(%c: tensor<i1>, %x: tensor<3xf32>) -> tensor<*xf32> {
+  %r = "onnx.If"(%c) ({
+    onnx.Yield %x : tensor<3xf32>
+  }, {
+    %n = "onnx.Neg"(%x) : (tensor<3xf32>) -> tensor<*xf32>
+    onnx.Yield %n : tensor<*xf32>
+  }) : (tensor<i1>) -> tensor<*xf32>
+  return %r : tensor<*xf32>
+}
