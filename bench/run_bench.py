@@ -55,6 +55,14 @@ def torch_latency(model, x, iterations):
 
 
 def kiln_compile(kiln, onnx_path, out, target, extra):
+    # Models exported with dynamic axes are pinned to their example input's shape.
+    meta_path = onnx_path[: -len(".onnx")] + ".meta.json"
+    if os.path.exists(meta_path):
+        with open(meta_path) as f:
+            meta = json.load(f)
+        if meta.get("dynamic"):
+            extra = extra + ["--input-shape",
+                             f"{meta['input']}={'x'.join(map(str, meta['shape']))}"]
     t0 = time.time()
     subprocess.run([kiln, "compile", onnx_path, "--target", target, "--emit", "lib", "-o", out]
                    + extra, check=True)

@@ -123,6 +123,52 @@ class GPT2Stack(torch.nn.Module):
         return self.ln_f(x)
 
 
+class LSTMClassifier(torch.nn.Module):
+    """A sequence classifier: a bidirectional multi-layer LSTM (batch first) and a linear
+    head on the last step's features."""
+
+    def __init__(self, features=128, hidden=256, layers=2, classes=10):
+        super().__init__()
+        self.lstm = torch.nn.LSTM(features, hidden, num_layers=layers, batch_first=True,
+                                  bidirectional=True)
+        self.head = torch.nn.Linear(2 * hidden, classes)
+
+    def forward(self, x):
+        y, _ = self.lstm(x)
+        return self.head(y[:, -1])
+
+
+class GatedCNN(torch.nn.Module):
+    """A CNN whose activation depends on the data: scripted, so the export holds an If
+    whose condition is computed from the input."""
+
+    def __init__(self, width=32, classes=10):
+        super().__init__()
+        self.conv1 = torch.nn.Conv2d(3, width, 3, padding=1)
+        self.conv2 = torch.nn.Conv2d(width, width, 3, padding=1)
+        self.fc = torch.nn.Linear(width, classes)
+
+    def forward(self, x):
+        y = self.conv1(x)
+        if bool(y.mean() > 0.0):
+            y = torch.relu(y)
+        else:
+            y = torch.sigmoid(y) - 0.5
+        y = torch.relu(self.conv2(y))
+        return self.fc(y.mean(dim=(2, 3)))
+
+
+class DynamicEncoder(TransformerEncoder):
+    """The encoder with a dynamic sequence length: positions are sliced to the input's
+    length, so that the export with dynamic axes computes shapes from Shape nodes."""
+
+    def forward(self, ids):
+        x = self.norm(self.embed(ids) + self.pos[:, : ids.shape[1]])
+        for layer in self.layers:
+            x = layer(x)
+        return x
+
+
 def build(name, batch, reduced=False):
     """The model and an example input. `reduced`: the same architecture, smaller (fewer
     blocks, narrower, lower resolution) so that CI can run every zoo model end to end."""
@@ -153,11 +199,28 @@ def build(name, batch, reduced=False):
             return (GPT2Stack(layers=2, hidden=128, heads=4, vocab=1000, seq=32),
                     torch.randint(0, 1000, (batch, 32)))
         return GPT2Stack(), torch.randint(0, 50257, (batch, 128))
+    if name == "lstm":
+        if reduced:
+            return LSTMClassifier(features=16, hidden=32, layers=2), torch.randn(batch, 8, 16)
+        return LSTMClassifier(), torch.randn(batch, 32, 128)
+    if name == "gated_cnn":
+        return GatedCNN(width=16 if reduced else 64), torch.randn(batch, 3, image // 2, image // 2)
+    if name == "transformer_dynamic":
+        if reduced:
+            return (DynamicEncoder(layers=2, hidden=128, heads=4, ffn=512, vocab=1000, seq=32),
+                    torch.randint(0, 1000, (batch, 24)))
+        return DynamicEncoder(), torch.randint(0, 30522, (batch, 96))
     raise SystemExit(f"unknown model {name}")
 
 
 MODELS = ["resnet50", "inception_v3", "mobilenet_v2", "squeezenet1_1", "transformer_encoder",
-          "gpt2"]
+          "gpt2", "lstm", "gated_cnn", "transformer_dynamic"]
+
+# How each model is exported beyond the default: scripted (data-dependent control
+# flow stays in the graph) or with dynamic axes (Kiln pins them with --input-shape).
+SCRIPTED = {"gated_cnn"}
+DYNAMIC_AXES = {"transformer_dynamic": {"input": {0: "batch", 1: "sequence"},
+                                        "output": {0: "batch", 1: "sequence"}}}
 
 
 def file_name(name, batch, reduced):
@@ -180,15 +243,18 @@ def export(name, batch, reduced, out, opset, force):
         # The TorchScript exporter: newer PyTorch (2.9+) defaults to the dynamo one.
         legacy = {"dynamo": False} if "dynamo" in inspect.signature(torch.onnx.export).parameters \
             else {}
-        torch.onnx.export(model, example, path, opset_version=opset,
+        exported = torch.jit.script(model) if name in SCRIPTED else model
+        torch.onnx.export(exported, example, path, opset_version=opset,
                           input_names=["input"], output_names=["output"],
-                          do_constant_folding=True, **legacy)
+                          dynamic_axes=DYNAMIC_AXES.get(name), do_constant_folding=True,
+                          **legacy)
         reference = model(example)
     if isinstance(reference, (tuple, list)) or hasattr(reference, "logits"):
         reference = reference[0] if isinstance(reference, (tuple, list)) else reference.logits
     np.save(os.path.join(out, f"{stem}.input.npy"), example.numpy())
     with open(os.path.join(out, f"{stem}.meta.json"), "w") as f:
         json.dump({"model": name, "batch": batch, "reduced": reduced, "input": "input",
+                   "dynamic": name in DYNAMIC_AXES,
                    "shape": list(example.shape), "dtype": str(example.dtype), "opset": opset}, f)
     # Last, so that a present reference means a complete export.
     np.save(os.path.join(out, f"{stem}.output.npy"), reference.detach().numpy())

@@ -17,7 +17,9 @@ def InferShapes : Pass<"kiln-infer-shapes", "mlir::ModuleOp"> {
     op: an op whose operands are all constants and that computes shapes or small
     index tensors (EvaluateOnnx.h) becomes an onnx.Constant (Shape and Size need
     only a static operand type); an If whose condition is constant is replaced by
-    its branch; every other op's result types come from its shape function
+    its branch, one decided at run time has its branches inferred; a Scan with
+    static shapes is unrolled (a copy of the body per step, visited in turn);
+    every other op's result types come from its shape function
     (InferShapesInterface) fed with the constant operands' values, and refine the
     imported ones. So every dimension that follows from the pinned inputs becomes
     static, whatever libonnx's inference gave up on.
@@ -47,8 +49,11 @@ def Decompose : Pass<"kiln-decompose", "mlir::ModuleOp"> {
     (QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear, MatMulInteger,
     ConvInteger, QLinearMatMul, QLinearConv) becomes Cast, Sub, MatMul (int32),
     Conv (f64, exact for 8-bit operands), Mul, Div, Round, Min and Max; Upsample and
-    Resize-10 become Resize with asymmetric coordinates. New ops are typed by
-    their shape functions.
+    Resize-10 become Resize with asymmetric coordinates; Pad-2 and Slice-1 their
+    input forms; RNN, GRU and LSTM an input projection and unrolled per-step
+    recurrence (DecomposeRecurrent.cpp); an If decided at run time whose branches
+    give the same static types runs both and selects with Where. New ops are typed
+    by their shape functions (OnnxBuilder.h).
 
     Before:
     ```mlir

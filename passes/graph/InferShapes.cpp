@@ -10,6 +10,9 @@
 #include "dialects/onnx/OnnxDialect.h"
 #include "passes/Passes.h"
 #include "passes/graph/EvaluateOnnx.h"
+#include "passes/graph/OnnxBuilder.h"
+
+#include "mlir/IR/IRMapping.h"
 
 namespace kiln {
 #define GEN_PASS_DEF_INFERSHAPES
@@ -98,6 +101,9 @@ struct InferShapesPass : kiln::impl::InferShapesBase<InferShapesPass> {
       return inferBranches(ifOp);
     }
 
+    if (isa<kiln::onnx::ScanOp, kiln::onnx::ScanV8Op>(op))
+      return unrollScan(op);
+
     if (DenseElementsAttr folded = kiln::evaluateOnnxOp(op, values)) {
       Type old = op->getResult(0).getType();
       if (!merge(old, folded.getType()))
@@ -166,6 +172,139 @@ struct InferShapesPass : kiln::impl::InferShapesBase<InferShapesPass> {
         return contradiction(ifOp, i, old, thenType);
       ifOp.getResult(i).setType(type);
     }
+    return success();
+  }
+
+  /// One run of `body` before `at` with its arguments bound to `args`: the body's
+  /// ops cloned, then visited (folded, typed); the values it yields.
+  FailureOr<SmallVector<Value>> runBody(Block &body, ValueRange args, Operation *at) {
+    IRMapping mapping;
+    mapping.map(body.getArguments(), args);
+    OpBuilder b(at);
+    SmallVector<Operation *> clones;
+    for (Operation &op : body)
+      clones.push_back(b.clone(op, mapping));
+    // The cloned yield holds the results while the clones fold (it is a use, so
+    // replacements reach it); it goes once they are read.
+    Operation *yield = clones.pop_back_val();
+    if (failed(sweep(clones)))
+      return failure();
+    SmallVector<Value> results(yield->getOperands());
+    yield->erase();
+    return results;
+  }
+
+  /// Scan with static shapes: unrolled over the scan axis (and, for Scan-8, over
+  /// the batch axis), each step a copy of the body; scan outputs are stacked.
+  /// Left alone (the tensor phase reports it) when a shape is not static or
+  /// Scan-8 has sequence_lens.
+  LogicalResult unrollScan(Operation *scan) {
+    bool v8 = isa<kiln::onnx::ScanV8Op>(scan);
+    SmallVector<Value> operands(scan->getOperands());
+    if (v8) {
+      if (!isa<NoneType>(operands.front().getType()))
+        return success();
+      operands.erase(operands.begin());
+    }
+    if (!llvm::all_of(operands, [](Value v) { return isStatic(v.getType()); }))
+      return success();
+    auto ints = [&](StringRef name, size_t n) {
+      SmallVector<int64_t> v(n, 0);
+      if (auto a = scan->getAttrOfType<ArrayAttr>(name))
+        for (auto [i, e] : llvm::enumerate(a))
+          if (i < n)
+            v[i] = cast<IntegerAttr>(e).getInt();
+      return v;
+    };
+    Block &body = scan->getRegion(0).front();
+    int64_t m = scan->getAttrOfType<IntegerAttr>("num_scan_inputs").getInt();
+    int64_t n = static_cast<int64_t>(operands.size()) - m;
+    int64_t k = static_cast<int64_t>(body.getTerminator()->getNumOperands()) - n;
+    if (n < 0 || k < 0)
+      return scan->emitError() << "Scan's body does not match its inputs";
+    SmallVector<int64_t> inAxes = ints("scan_input_axes", m),
+                         inDirs = ints(v8 ? "directions" : "scan_input_directions", m),
+                         outAxes = ints("scan_output_axes", k),
+                         outDirs = ints("scan_output_directions", k);
+    kiln::OnnxBuilder ob(scan);
+    // Stacks `parts` along `axis` (each gets a unit dim there).
+    auto stack = [&](ArrayRef<Value> parts, int64_t axis) {
+      SmallVector<Value> unit;
+      for (Value p : parts) {
+        auto t = cast<RankedTensorType>(p.getType());
+        SmallVector<int64_t> shape(t.getShape());
+        if (axis < 0)
+          axis += t.getRank() + 1;
+        shape.insert(shape.begin() + axis, 1);
+        unit.push_back(ob.reshape(p, shape));
+      }
+      return ob.concat(unit, axis);
+    };
+    // The scan over one batch element (all of them for Scan-9).
+    auto scanOnce = [&](SmallVector<Value> states, ArrayRef<Value> inputs)
+        -> FailureOr<SmallVector<Value>> {
+      int64_t length = -1;
+      for (auto [j, in] : llvm::enumerate(inputs)) {
+        auto t = cast<RankedTensorType>(in.getType());
+        int64_t axis = inAxes[j] < 0 ? inAxes[j] + t.getRank() : inAxes[j];
+        inAxes[j] = axis;
+        if (length >= 0 && t.getDimSize(axis) != length)
+          return failure();
+        length = t.getDimSize(axis);
+      }
+      SmallVector<SmallVector<Value>> outs(k);
+      for (int64_t step = 0; step < length; ++step) {
+        SmallVector<Value> args(states);
+        for (auto [j, in] : llvm::enumerate(inputs))
+          args.push_back(ob.pick(in, inAxes[j], inDirs[j] ? length - 1 - step : step));
+        FailureOr<SmallVector<Value>> results = runBody(body, args, scan);
+        if (failed(results))
+          return failure();
+        states.assign(results->begin(), results->begin() + n);
+        for (int64_t i = 0; i < k; ++i)
+          outs[i].push_back((*results)[n + i]);
+      }
+      SmallVector<Value> results(states);
+      for (int64_t i = 0; i < k; ++i) {
+        if (outDirs[i])
+          std::reverse(outs[i].begin(), outs[i].end());
+        results.push_back(stack(outs[i], outAxes[i]));
+      }
+      return results;
+    };
+
+    SmallVector<Value> results;
+    ArrayRef<Value> states = ArrayRef(operands).take_front(n),
+                    inputs = ArrayRef(operands).drop_front(n);
+    if (!v8) {
+      FailureOr<SmallVector<Value>> r = scanOnce(SmallVector<Value>(states), inputs);
+      if (failed(r))
+        return scan->emitError() << "Scan's inputs differ in length along their scan axes";
+      results = *r;
+    } else {
+      int64_t batch = cast<RankedTensorType>(operands.front().getType()).getDimSize(0);
+      SmallVector<SmallVector<Value>> perBatch(n + k);
+      for (int64_t bi = 0; bi < batch; ++bi) {
+        SmallVector<Value> s, in;
+        for (Value v : states)
+          s.push_back(ob.pick(v, 0, bi));
+        for (Value v : inputs)
+          in.push_back(ob.pick(v, 0, bi));
+        FailureOr<SmallVector<Value>> r = scanOnce(s, in);
+        if (failed(r))
+          return scan->emitError() << "Scan's inputs differ in length along their scan axes";
+        for (int64_t i = 0; i < n + k; ++i)
+          perBatch[i].push_back((*r)[i]);
+      }
+      for (auto &parts : perBatch)
+        results.push_back(stack(parts, 0));
+    }
+    for (auto [result, value] : llvm::zip(scan->getResults(), results)) {
+      if (!merge(result.getType(), value.getType()))
+        return contradiction(scan, result.getResultNumber(), result.getType(), value.getType());
+      result.replaceAllUsesWith(value);
+    }
+    scan->erase();
     return success();
   }
 

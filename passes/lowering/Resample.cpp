@@ -2,7 +2,8 @@
 //
 // This file implements the resampling family: Resize in nearest, linear and cubic
 // modes, every coordinate transformation (tf_crop_and_resize with its roi and
-// extrapolation value) and nearest mode.
+// extrapolation value) and nearest mode; GridSample (4-D) in bilinear, nearest and
+// bicubic modes with zeros, border and reflection padding.
 //
 //===----------------------------------------------------------------------===//
 #include "passes/lowering/LoweringUtils.h"
@@ -238,11 +239,146 @@ struct ResizeLowering : OpConversionPattern<onnx::ResizeOp> {
   }
 };
 
+/// GridSample-16 on a 4-D X: a generic over the output [N, C, Ho, Wo] that reads
+/// its grid point, maps it to input pixels (align_corners), applies the padding
+/// mode to the coordinates (border clamps; reflection reflects about the edges,
+/// then clamps) and interpolates. Taps outside the input read 0 (zeros padding).
+/// Bicubic applies the padding per tap, with Keys' kernel at a = -0.75, as PyTorch
+/// (whose results the ONNX tests hold) does.
+struct GridSampleLowering : OpConversionPattern<onnx::GridSampleOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(onnx::GridSampleOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    StringRef mode = op.getMode(), padding = op.getPaddingMode();
+    bool alignCorners = op.getAlignCorners() != 0;
+    auto type = resultTypeOf(getTypeConverter(), op);
+    Value x = adaptor.getX(), grid = adaptor.getGrid();
+    auto src = cast<RankedTensorType>(x.getType());
+    auto gridType = cast<RankedTensorType>(grid.getType());
+    if (!type || src.getRank() != 4 || !src.getElementType().isF32() ||
+        !gridType.getElementType().isF32() || !src.hasStaticShape() ||
+        !llvm::is_contained({"bilinear", "nearest", "bicubic"}, mode) ||
+        !llvm::is_contained({"zeros", "border", "reflection"}, padding))
+      return failure();
+    int64_t height = src.getDimSize(2), width = src.getDimSize(3);
+    Location loc = op.getLoc();
+    Type f32 = rewriter.getF32Type();
+    MLIRContext *ctx = rewriter.getContext();
+    auto generic = rewriter.create<linalg::GenericOp>(
+        loc, TypeRange{type}, ValueRange{}, ValueRange{emptyTensor(rewriter, loc, type)},
+        ArrayRef<AffineMap>{AffineMap::getMultiDimIdentityMap(4, ctx)},
+        SmallVector<utils::IteratorType>(4, utils::IteratorType::parallel),
+        [&](OpBuilder &b, Location l, ValueRange) {
+          auto fc = [&](double v) { return scalarConstant(b, l, f32, v); };
+          auto idx = [&](int64_t d) { return b.create<linalg::IndexOp>(l, d).getResult(); };
+          auto add = [&](Value a, Value c) { return b.create<arith::AddFOp>(l, a, c).getResult(); };
+          auto sub = [&](Value a, Value c) { return b.create<arith::SubFOp>(l, a, c).getResult(); };
+          auto mul = [&](Value a, Value c) { return b.create<arith::MulFOp>(l, a, c).getResult(); };
+          auto clamp = [&](Value v, double lo, double hi) {
+            return b.create<arith::MinimumFOp>(l, b.create<arith::MaximumFOp>(l, v, fc(lo)), fc(hi))
+                .getResult();
+          };
+          Value n = idx(0), c = idx(1);
+          auto gridAt = [&](int64_t k) {
+            return b.create<tensor::ExtractOp>(
+                l, grid, ValueRange{n, idx(2), idx(3), b.create<arith::ConstantIndexOp>(l, k)})
+                .getResult();
+          };
+          // Grid [-1, 1] -> pixel coordinates.
+          auto unnormalize = [&](Value g, int64_t size) {
+            if (alignCorners)
+              return mul(mul(add(g, fc(1)), fc(0.5)), fc(size - 1));
+            return mul(sub(mul(add(g, fc(1)), fc(size)), fc(1)), fc(0.5));
+          };
+          // PyTorch's reflect_coordinates, then clip_coordinates.
+          auto reflect = [&](Value v, double twiceLow, double twiceHigh, int64_t size) {
+            if (twiceLow == twiceHigh)
+              return fc(0);
+            double lo = twiceLow / 2, span = (twiceHigh - twiceLow) / 2;
+            Value in = b.create<math::AbsFOp>(l, sub(v, fc(lo)));
+            Value extra = b.create<arith::RemFOp>(l, in, fc(span));
+            Value flips = b.create<math::FloorOp>(l, b.create<arith::DivFOp>(l, in, fc(span)));
+            Value odd = b.create<arith::CmpFOp>(
+                l, arith::CmpFPredicate::ONE,
+                b.create<arith::RemFOp>(l, flips, fc(2)), fc(0));
+            Value r = b.create<arith::SelectOp>(l, odd, add(sub(fc(span), extra), fc(lo)),
+                                                add(extra, fc(lo)));
+            return clamp(r, 0, size - 1);
+          };
+          auto pad = [&](Value v, int64_t size) {
+            if (padding == "border")
+              return clamp(v, 0, size - 1);
+            if (padding == "reflection")
+              return alignCorners ? reflect(v, 0, 2 * (size - 1), size)
+                                  : reflect(v, -1, 2 * size - 1, size);
+            return v;
+          };
+          // X[n, c, yi, xi] at integral float coordinates; 0 outside.
+          auto read = [&](Value xf, Value yf) {
+            auto inside = [&](Value v, int64_t size) {
+              Value ge = b.create<arith::CmpFOp>(l, arith::CmpFPredicate::OGE, v, fc(0));
+              Value le = b.create<arith::CmpFOp>(l, arith::CmpFPredicate::OLE, v, fc(size - 1));
+              return b.create<arith::AndIOp>(l, ge, le).getResult();
+            };
+            auto index = [&](Value v, int64_t size) {
+              return b.create<arith::IndexCastOp>(
+                  l, b.getIndexType(),
+                  b.create<arith::FPToSIOp>(l, b.getI64Type(), clamp(v, 0, size - 1)));
+            };
+            Value ok = b.create<arith::AndIOp>(l, inside(xf, width), inside(yf, height));
+            Value v = b.create<tensor::ExtractOp>(
+                l, x, ValueRange{n, c, index(yf, height), index(xf, width)});
+            return b.create<arith::SelectOp>(l, ok, v, fc(0)).getResult();
+          };
+          Value ix = unnormalize(gridAt(0), width), iy = unnormalize(gridAt(1), height);
+          Value result;
+          if (mode == "nearest") {
+            result = read(b.create<math::RoundEvenOp>(l, pad(ix, width)),
+                          b.create<math::RoundEvenOp>(l, pad(iy, height)));
+          } else if (mode == "bilinear") {
+            ix = pad(ix, width);
+            iy = pad(iy, height);
+            Value x0 = b.create<math::FloorOp>(l, ix), y0 = b.create<math::FloorOp>(l, iy);
+            Value x1 = add(x0, fc(1)), y1 = add(y0, fc(1));
+            Value wx1 = sub(ix, x0), wx0 = sub(x1, ix), wy1 = sub(iy, y0), wy0 = sub(y1, iy);
+            result = add(add(mul(read(x0, y0), mul(wx0, wy0)), mul(read(x1, y0), mul(wx1, wy0))),
+                         add(mul(read(x0, y1), mul(wx0, wy1)), mul(read(x1, y1), mul(wx1, wy1))));
+          } else {
+            const double a = -0.75;
+            auto near = [&](Value t) { // |t| <= 1
+              return add(mul(mul(sub(mul(fc(a + 2), t), fc(a + 3)), t), t), fc(1));
+            };
+            auto far = [&](Value t) { // 1 < |t| < 2
+              return sub(mul(add(mul(sub(mul(fc(a), t), fc(5 * a)), t), fc(8 * a)), t), fc(4 * a));
+            };
+            auto coefficients = [&](Value t) {
+              return SmallVector<Value>{far(add(t, fc(1))), near(t), near(sub(fc(1), t)),
+                                        far(sub(fc(2), t))};
+            };
+            Value fx = b.create<math::FloorOp>(l, ix), fy = b.create<math::FloorOp>(l, iy);
+            SmallVector<Value> cx = coefficients(sub(ix, fx)), cy = coefficients(sub(iy, fy));
+            result = fc(0);
+            for (int j = 0; j < 4; ++j) {
+              Value yj = pad(add(fy, fc(j - 1)), height);
+              Value row = fc(0);
+              for (int i = 0; i < 4; ++i)
+                row = add(row, mul(cx[i], read(pad(add(fx, fc(i - 1)), width), yj)));
+              result = add(result, mul(cy[j], row));
+            }
+          }
+          b.create<linalg::YieldOp>(l, result);
+        });
+    rewriter.replaceOp(op, generic.getResults());
+    return success();
+  }
+};
+
 } // namespace
 
 void populateResampleLoweringPatterns(RewritePatternSet &patterns,
                                       TypeConverter &converter) {
-  patterns.add<ResizeLowering>(converter, patterns.getContext());
+  patterns.add<ResizeLowering, GridSampleLowering>(converter, patterns.getContext());
 }
 
 } // namespace kiln

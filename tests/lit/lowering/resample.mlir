@@ -44,3 +44,20 @@ func.func @resize_crop(%x: tensor<4x4xf32>, %roi: tensor<4xf32>) -> tensor<3x3xf
   %0 = "onnx.Resize"(%x, %roi, %none, %sz) {mode = "linear", coordinate_transformation_mode = "tf_crop_and_resize", extrapolation_value = 1.000000e+01 : f32} : (tensor<4x4xf32>, tensor<4xf32>, none, tensor<2xi64>) -> tensor<3x3xf32>
   return %0 : tensor<3x3xf32>
 }
+
+// -----
+
+// GridSample, bilinear with reflection padding: one generic over the output that
+// reads its grid point and four taps of X.
+// CHECK-LABEL: func.func @grid_sample
+// CHECK: linalg.generic
+// CHECK-COUNT-2: tensor.extract %arg1
+// CHECK: math.absf
+// CHECK: arith.remf
+// CHECK: math.floor
+// CHECK-COUNT-4: tensor.extract %arg0
+// CHECK: linalg.yield
+func.func @grid_sample(%x: tensor<1x2x3x4xf32>, %g: tensor<1x5x6x2xf32>) -> tensor<1x2x5x6xf32> {
+  %y = "onnx.GridSample"(%x, %g) <{align_corners = 0 : i64, mode = "bilinear", padding_mode = "reflection"}> : (tensor<1x2x3x4xf32>, tensor<1x5x6x2xf32>) -> tensor<1x2x5x6xf32>
+  return %y : tensor<1x2x5x6xf32>
+}

@@ -105,3 +105,21 @@ func.func @runtime_if(%c: tensor<i1>, %x: tensor<3xf32>) -> tensor<*xf32> {
   }) : (tensor<i1>) -> tensor<*xf32>
   return %r : tensor<*xf32>
 }
+
+// -----
+
+// Scan with static shapes is unrolled: a copy of the body per step, the scan
+// outputs stacked.
+// CHECK-LABEL: func.func @scan_sum
+// CHECK-SAME: -> (tensor<2xf32>, tensor<3x2xf32>)
+// CHECK-NOT: onnx.Scan
+// CHECK-COUNT-3: "onnx.Add"
+// CHECK: "onnx.Concat"({{.*}}) <{axis = 0 : i64}> : (tensor<1x2xf32>, tensor<1x2xf32>, tensor<1x2xf32>) -> tensor<3x2xf32>
+func.func @scan_sum(%init: tensor<2xf32>, %x: tensor<3x2xf32>) -> (tensor<*xf32>, tensor<*xf32>) {
+  %s, %o = "onnx.Scan"(%init, %x) <{num_scan_inputs = 1 : i64}> ({
+  ^bb0(%sum: tensor<*xf32>, %next: tensor<*xf32>):
+    %a = "onnx.Add"(%sum, %next) : (tensor<*xf32>, tensor<*xf32>) -> tensor<*xf32>
+    onnx.Yield %a, %a : tensor<*xf32>, tensor<*xf32>
+  }) : (tensor<2xf32>, tensor<3x2xf32>) -> (tensor<*xf32>, tensor<*xf32>)
+  return %s, %o : tensor<*xf32>, tensor<*xf32>
+}
