@@ -52,7 +52,8 @@ def Decompose : Pass<"kiln-decompose", "mlir::ModuleOp"> {
     Resize-10 become Resize with asymmetric coordinates; Pad-2 and Slice-1 their
     input forms; RNN, GRU and LSTM an input projection and unrolled per-step
     recurrence (DecomposeRecurrent.cpp); an If decided at run time whose branches
-    give the same static types runs both and selects with Where. New ops are typed
+    give the same static types runs both and selects with Where; DFT becomes MatMuls
+    with constant cosine and sine matrices. New ops are typed
     by their shape functions (OnnxBuilder.h).
 
     Before:

@@ -20,9 +20,12 @@
 //===----------------------------------------------------------------------===//
 #include "dialects/onnx/OnnxDialect.h"
 #include "passes/Passes.h"
+#include "passes/graph/EvaluateOnnx.h"
 #include "passes/graph/OnnxBuilder.h"
 
 #include "mlir/IR/TypeUtilities.h"
+
+#include <cmath>
 
 namespace kiln {
 #define GEN_PASS_DEF_DECOMPOSE
@@ -59,6 +62,82 @@ FailureOr<SmallVector<Value>> selectBranches(onnx::IfOp ifOp, OnnxBuilder &ob) {
   for (auto [a, b] : llvm::zip(thenYield->getOperands(), elseYield->getOperands()))
     results.push_back(ob.create("Where", {cond, a, b}, elementOf(a)));
   return results;
+}
+
+/// DFT-17 as two MatMuls with constant cosine and sine matrices (computed in
+/// double): Y = X · e^{∓2πi nk/L} over the signal axis, 1/L for the inverse, the
+/// first L/2 + 1 frequencies when onesided; dft_length (a constant) pads or cuts.
+FailureOr<SmallVector<Value>> decomposeDft(Operation *op, OnnxBuilder &ob) {
+  Value x = op->getOperand(0);
+  auto type = cast<RankedTensorType>(x.getType());
+  int64_t rank = type.getRank(), axis = axisOf(op, rank);
+  Type elem = type.getElementType();
+  if (axis < 0 || axis >= rank - 1 || !elem.isF32()) {
+    op->emitError() << "DFT needs an f32 signal and an axis before the last";
+    return failure();
+  }
+  int64_t n = type.getDimSize(axis), length = n;
+  if (!absent(op->getOperand(1))) {
+    auto value = dyn_cast_or_null<DenseElementsAttr>(kiln::constantValueOf(op->getOperand(1)));
+    if (!value || value.getNumElements() != 1) {
+      op->emitError() << "DFT's dft_length must be a constant (freeze it with --input-value)";
+      return failure();
+    }
+    length = (*value.template getValues<APInt>().begin()).getSExtValue();
+  }
+  bool inverse = op->getAttrOfType<IntegerAttr>("inverse").getInt() != 0;
+  bool onesided = op->getAttrOfType<IntegerAttr>("onesided").getInt() != 0;
+  int64_t bins = onesided ? length / 2 + 1 : length;
+  if (length <= 0 || length * bins > (int64_t{1} << 22)) {
+    op->emitError() << "DFT length " << length << " is out of the supported range";
+    return failure();
+  }
+  // The signal axis next to the complex one, cut or zero-padded to `length`.
+  SmallVector<int64_t> perm;
+  for (int64_t d = 0; d < rank; ++d)
+    perm.push_back(d);
+  std::swap(perm[axis], perm[rank - 2]);
+  Value signal = axis == rank - 2 ? x : ob.transpose(x, perm);
+  if (length < n)
+    signal = ob.slice(signal, rank - 2, 0, length);
+  if (length > n) {
+    SmallVector<int64_t> pads(2 * rank, 0);
+    pads[rank + rank - 2] = length - n;
+    signal = ob.create("Pad", {signal, ob.ints(pads), ob.scalar(elem, 0), ob.none()}, elem,
+                       {ob.b.getNamedAttr("mode", ob.b.getStringAttr("constant"))});
+  }
+  Value re = ob.pick(signal, rank - 1, 0);
+  Value im = type.getDimSize(rank - 1) == 2 ? ob.pick(signal, rank - 1, 1) : Value();
+  SmallVector<float> cosines, sines;
+  for (int64_t t = 0; t < length; ++t)
+    for (int64_t k = 0; k < bins; ++k) {
+      double angle = 2 * M_PI * static_cast<double>((t * k) % length) / length;
+      cosines.push_back(static_cast<float>(std::cos(angle)));
+      sines.push_back(static_cast<float>(std::sin(angle)));
+    }
+  auto matrixType = RankedTensorType::get({length, bins}, elem);
+  Value c = ob.constant(DenseElementsAttr::get(matrixType, ArrayRef(cosines)));
+  Value sn = ob.constant(DenseElementsAttr::get(matrixType, ArrayRef(sines)));
+  auto matmul = [&](Value a, Value m) { return ob.create("MatMul", {a, m}, elem); };
+  // Forward: (re + i im)(cos - i sin); inverse: (re + i im)(cos + i sin) / L.
+  Value yr = matmul(re, c), yi = matmul(re, sn);
+  if (!inverse)
+    yi = ob.create("Neg", yi, elem);
+  if (im) {
+    yr = ob.binary(inverse ? "Sub" : "Add", yr, matmul(im, sn));
+    yi = ob.binary("Add", yi, matmul(im, c));
+  }
+  if (inverse) {
+    yr = ob.binary("Mul", yr, ob.scalar(elem, 1.0 / length));
+    yi = ob.binary("Mul", yi, ob.scalar(elem, 1.0 / length));
+  }
+  auto withUnit = [&](Value v) {
+    SmallVector<int64_t> shape(cast<RankedTensorType>(v.getType()).getShape());
+    shape.push_back(1);
+    return ob.reshape(v, shape);
+  };
+  Value y = ob.concat({withUnit(yr), withUnit(yi)}, rank - 1);
+  return SmallVector<Value>{axis == rank - 2 ? y : ob.transpose(y, perm)};
 }
 
 /// The decomposition of `op`, or an empty list when it is not one to decompose.
@@ -185,6 +264,8 @@ FailureOr<SmallVector<Value>> decompose(Operation *op) {
           "PRelu", {in(0), ob.alongAxis(in(1), 1, x.getRank())}, x.getElementType())};
     return SmallVector<Value>{};
   }
+  if (name == "DFT")
+    return decomposeDft(op, ob);
   if (auto ifOp = dyn_cast<onnx::IfOp>(op))
     return selectBranches(ifOp, ob);
   if (name == "RNN" || name == "GRU" || name == "LSTM")

@@ -106,3 +106,19 @@ func.func @runtime_if(%c: tensor<1xi1>, %x: tensor<3xf32>) -> tensor<3xf32> {
   }) : (tensor<1xi1>) -> tensor<3xf32>
   return %r : tensor<3xf32>
 }
+
+// -----
+
+// DFT of a real signal along axis 1: MatMuls with constant cosine and sine
+// matrices (8 x 5 when onesided), the imaginary part negated, re and im stacked.
+// CHECK-LABEL: func.func @dft_onesided
+// CHECK-NOT: onnx.DFT
+// CHECK: "onnx.Constant"() <{value = dense<{{.*}}> : tensor<8x5xf32>}>
+// CHECK: "onnx.MatMul"({{.*}}) : (tensor<2x8xf32>, tensor<8x5xf32>) -> tensor<2x5xf32>
+// CHECK: "onnx.Neg"
+// CHECK: "onnx.Concat"({{.*}}) <{axis = 2 : i64}> : (tensor<2x5x1xf32>, tensor<2x5x1xf32>) -> tensor<2x5x2xf32>
+func.func @dft_onesided(%x: tensor<2x8x1xf32>) -> tensor<2x5x2xf32> {
+  %none = onnx.NoValue
+  %y = "onnx.DFT"(%x, %none) <{axis = 1 : i64, inverse = 0 : i64, onesided = 1 : i64}> : (tensor<2x8x1xf32>, none) -> tensor<2x5x2xf32>
+  return %y : tensor<2x5x2xf32>
+}
