@@ -264,6 +264,54 @@ FailureOr<SmallVector<Value>> decompose(Operation *op) {
           "PRelu", {in(0), ob.alongAxis(in(1), 1, x.getRank())}, x.getElementType())};
     return SmallVector<Value>{};
   }
+  if (name == "MaxUnpool") {
+    // The values scattered to their flat indices in a zero tensor of the default
+    // unpooled shape ((in - 1) * stride + kernel - pads); an output_shape larger
+    // than that gets zeros appended at the end of each spatial dim (as ONNX
+    // Runtime and the ONNX tests do).
+    auto out = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+    auto xType = cast<RankedTensorType>(in(0).getType());
+    if (!out || !out.hasStaticShape())
+      return SmallVector<Value>{};
+    int64_t rank = xType.getRank(), spatial = rank - 2;
+    auto list = [&](StringRef attr, int64_t n, int64_t def) {
+      SmallVector<int64_t> v(n, def);
+      if (auto a = op->getAttrOfType<ArrayAttr>(attr))
+        for (auto [i, e] : llvm::enumerate(a))
+          if (static_cast<int64_t>(i) < n)
+            v[i] = cast<IntegerAttr>(e).getInt();
+      return v;
+    };
+    SmallVector<int64_t> kernel = list("kernel_shape", spatial, 1),
+                         strides = list("strides", spatial, 1), pads = list("pads", 2 * spatial, 0);
+    SmallVector<int64_t> shape(xType.getShape().take_front(2));
+    for (int64_t d = 0; d < spatial; ++d)
+      shape.push_back((xType.getDimSize(d + 2) - 1) * strides[d] + kernel[d] - pads[d] -
+                      pads[d + spatial]);
+    Type elem = out.getElementType();
+    int64_t total = 1, count = xType.getNumElements();
+    for (int64_t d : shape)
+      total *= d;
+    Value zeros = ob.constant(DenseElementsAttr::get(
+        RankedTensorType::get({total}, elem), FloatAttr::get(elem, 0.0).getValue()));
+    Value flat = ob.create("ScatterElements",
+                           {zeros, ob.reshape(in(1), {count}), ob.reshape(in(0), {count})},
+                           elem, {ob.b.getNamedAttr("axis", ob.b.getI64IntegerAttr(0))});
+    Value y = ob.reshape(flat, shape);
+    if (ArrayRef<int64_t>(shape) != out.getShape()) {
+      SmallVector<int64_t> padding(2 * rank, 0);
+      for (int64_t d = 0; d < rank; ++d) {
+        if (out.getDimSize(d) < shape[d]) {
+          op->emitError() << "MaxUnpool's output_shape is smaller than the unpooled shape";
+          return failure();
+        }
+        padding[rank + d] = out.getDimSize(d) - shape[d];
+      }
+      y = ob.create("Pad", {y, ob.ints(padding), ob.scalar(elem, 0), ob.none()}, elem,
+                    {ob.b.getNamedAttr("mode", ob.b.getStringAttr("constant"))});
+    }
+    return SmallVector<Value>{y};
+  }
   if (name == "DFT")
     return decomposeDft(op, ob);
   if (auto ifOp = dyn_cast<onnx::IfOp>(op))
