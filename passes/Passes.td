@@ -18,7 +18,8 @@ def InferShapes : Pass<"kiln-infer-shapes", "mlir::ModuleOp"> {
     index tensors (EvaluateOnnx.h) becomes an onnx.Constant (Shape and Size need
     only a static operand type); an If whose condition is constant is replaced by
     its branch, one decided at run time has its branches inferred; a Scan with
-    static shapes is unrolled (a copy of the body per step, visited in turn);
+    static shapes, and a Loop whose trip count and condition are constants, are
+    unrolled (a copy of the body per step, visited in turn);
     every other op's result types come from its shape function
     (InferShapesInterface) fed with the constant operands' values, and refine the
     imported ones. So every dimension that follows from the pinned inputs becomes

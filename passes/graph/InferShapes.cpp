@@ -103,6 +103,8 @@ struct InferShapesPass : kiln::impl::InferShapesBase<InferShapesPass> {
 
     if (isa<kiln::onnx::ScanOp, kiln::onnx::ScanV8Op>(op))
       return unrollScan(op);
+    if (auto loop = dyn_cast<kiln::onnx::LoopOp>(op))
+      return unrollLoop(loop, values);
 
     if (DenseElementsAttr folded = kiln::evaluateOnnxOp(op, values)) {
       Type old = op->getResult(0).getType();
@@ -243,13 +245,18 @@ struct InferShapesPass : kiln::impl::InferShapesBase<InferShapesPass> {
     // The scan over one batch element (all of them for Scan-9).
     auto scanOnce = [&](SmallVector<Value> states, ArrayRef<Value> inputs)
         -> FailureOr<SmallVector<Value>> {
+      auto allStatic = [](ArrayRef<Value> vs) {
+        return llvm::all_of(vs, [](Value v) {
+          return isStatic(v.getType()) && !isa<NoneType>(v.getType());
+        });
+      };
       int64_t length = -1;
       for (auto [j, in] : llvm::enumerate(inputs)) {
         auto t = cast<RankedTensorType>(in.getType());
         int64_t axis = inAxes[j] < 0 ? inAxes[j] + t.getRank() : inAxes[j];
         inAxes[j] = axis;
         if (length >= 0 && t.getDimSize(axis) != length)
-          return failure();
+          return scan->emitError() << "Scan's inputs differ in length along their scan axes";
         length = t.getDimSize(axis);
       }
       SmallVector<SmallVector<Value>> outs(k);
@@ -260,6 +267,8 @@ struct InferShapesPass : kiln::impl::InferShapesBase<InferShapesPass> {
         FailureOr<SmallVector<Value>> results = runBody(body, args, scan);
         if (failed(results))
           return failure();
+        if (!allStatic(*results))
+          return scan->emitError() << "the Scan body's outputs have no static shapes";
         states.assign(results->begin(), results->begin() + n);
         for (int64_t i = 0; i < k; ++i)
           outs[i].push_back((*results)[n + i]);
@@ -279,7 +288,7 @@ struct InferShapesPass : kiln::impl::InferShapesBase<InferShapesPass> {
     if (!v8) {
       FailureOr<SmallVector<Value>> r = scanOnce(SmallVector<Value>(states), inputs);
       if (failed(r))
-        return scan->emitError() << "Scan's inputs differ in length along their scan axes";
+        return failure();
       results = *r;
     } else {
       int64_t batch = cast<RankedTensorType>(operands.front().getType()).getDimSize(0);
@@ -292,7 +301,7 @@ struct InferShapesPass : kiln::impl::InferShapesBase<InferShapesPass> {
           in.push_back(ob.pick(v, 0, bi));
         FailureOr<SmallVector<Value>> r = scanOnce(s, in);
         if (failed(r))
-          return scan->emitError() << "Scan's inputs differ in length along their scan axes";
+          return failure();
         for (int64_t i = 0; i < n + k; ++i)
           perBatch[i].push_back((*r)[i]);
       }
@@ -305,6 +314,79 @@ struct InferShapesPass : kiln::impl::InferShapesBase<InferShapesPass> {
       result.replaceAllUsesWith(value);
     }
     scan->erase();
+    return success();
+  }
+
+  /// Loop whose trip count and condition are constants (a model's own, or frozen
+  /// with --input-value): unrolled, each iteration a copy of the body whose
+  /// condition must fold; scan outputs are stacked. Left alone (the tensor phase
+  /// reports it) when the trip count or the first condition is not constant.
+  LogicalResult unrollLoop(kiln::onnx::LoopOp loop, ArrayRef<Attribute> values) {
+    constexpr int64_t kMaxIterations = 4096;
+    auto scalar = [](Attribute a) -> std::optional<int64_t> {
+      auto d = dyn_cast_or_null<DenseElementsAttr>(a);
+      if (!d || d.getNumElements() != 1)
+        return std::nullopt;
+      if (d.getElementType().isInteger(1))
+        return d.getValues<bool>()[0] ? 1 : 0;
+      return d.getValues<APInt>()[0].getSExtValue();
+    };
+    bool hasTrips = !isa<NoneType>(loop.getM().getType()),
+         hasCond = !isa<NoneType>(loop.getCond().getType());
+    std::optional<int64_t> trips = hasTrips ? scalar(values[0]) : std::nullopt;
+    std::optional<int64_t> cond = hasCond ? scalar(values[1]) : std::optional<int64_t>(1);
+    if ((hasTrips && !trips) || !cond || (!hasTrips && !hasCond))
+      return success();
+    int64_t limit = hasTrips ? *trips : kMaxIterations + 1;
+    Block &body = loop.getBody().front();
+    unsigned carried = loop.getVInitial().size();
+    unsigned scans = body.getTerminator()->getNumOperands() - 1 - carried;
+    SmallVector<Value> state(loop.getVInitial());
+    SmallVector<SmallVector<Value>> outs(scans);
+    kiln::OnnxBuilder ob(loop);
+    auto i64 = RankedTensorType::get({}, ob.b.getI64Type());
+    auto i1 = RankedTensorType::get({}, ob.b.getI1Type());
+    int64_t iteration = 0;
+    for (; iteration < limit && *cond; ++iteration) {
+      if (iteration == kMaxIterations)
+        return loop.emitError() << "Loop runs over " << kMaxIterations
+                                << " iterations; Kiln unrolls loops up to that";
+      SmallVector<Value> args = {
+          ob.constant(DenseElementsAttr::get(i64, APInt(64, iteration))),
+          ob.constant(DenseElementsAttr::get(i1, true))};
+      args.append(state);
+      FailureOr<SmallVector<Value>> results = runBody(body, args, loop);
+      if (failed(results))
+        return failure();
+      cond = scalar(kiln::constantValueOf((*results)[0]));
+      if (!cond)
+        return loop.emitError() << "the condition of Loop iteration " << iteration
+                                << " depends on run-time values; Kiln unrolls loops "
+                                   "whose trip count and condition are constants";
+      state.assign(results->begin() + 1, results->begin() + 1 + carried);
+      for (unsigned i = 0; i < scans; ++i)
+        outs[i].push_back((*results)[1 + carried + i]);
+    }
+    SmallVector<Value> results(state);
+    for (unsigned i = 0; i < scans; ++i) {
+      if (outs[i].empty())
+        return loop.emitError() << "Loop runs no iteration but has scan outputs";
+      SmallVector<Value> unit;
+      for (Value v : outs[i]) {
+        if (!isStatic(v.getType()) || isa<NoneType>(v.getType()))
+          return loop.emitError() << "scan output " << i << " of the Loop body has no static shape";
+        SmallVector<int64_t> shape(cast<RankedTensorType>(v.getType()).getShape());
+        shape.insert(shape.begin(), 1);
+        unit.push_back(ob.reshape(v, shape));
+      }
+      results.push_back(ob.concat(unit, 0));
+    }
+    for (auto [result, value] : llvm::zip(loop.getResults(), results)) {
+      if (!merge(result.getType(), value.getType()))
+        return contradiction(loop, result.getResultNumber(), result.getType(), value.getType());
+      result.replaceAllUsesWith(value);
+    }
+    loop.erase();
     return success();
   }
 

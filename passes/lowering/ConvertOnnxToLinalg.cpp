@@ -41,8 +41,16 @@ std::string unsupportedReason(Operation *op) {
       return "training-mode BatchNormalization (batch statistics, running-mean "
              "outputs) is not supported (Kiln compiles inference)";
   }
-  if (is({"onnx.If", "onnx.Loop", "onnx.Scan"}))
-    return "control flow (If, Loop, Scan) is not supported yet";
+  // The graph phase resolves the control flow it can (kiln-infer-shapes,
+  // kiln-decompose); what reaches here needs run-time control flow.
+  if (is({"onnx.If"}))
+    return "an If decided at run time whose branches give different types or "
+           "non-static shapes is not supported";
+  if (is({"onnx.Loop"}))
+    return "a Loop whose trip count or condition depends on run-time values is not "
+           "supported (Kiln unrolls constant ones; freeze inputs with --input-value)";
+  if (is({"onnx.Scan"}))
+    return "a Scan with non-static shapes or sequence_lens is not supported";
   auto dynamic = [](Type t) {
     auto shaped = dyn_cast<ShapedType>(t);
     return shaped && !shaped.hasStaticShape();
