@@ -315,6 +315,91 @@ Value poolWindows(OpBuilder &b, Location loc, Value x, RankedTensorType type,
   return generic.getResult(0);
 }
 
+/// MaxPool's Indices: per output, the flat index into the (unpadded) input of the
+/// first window element equal to the max (smallest row-major index), then laid
+/// out column-major over the spatial dims when storage_order is 1.
+Value poolArgmax(OpBuilder &b, Location loc, Value padded, Value pooled,
+                 RankedTensorType indexType, const Window &w, ArrayRef<int64_t> in,
+                 bool columnMajor) {
+  MLIRContext *ctx = b.getContext();
+  int64_t spatial = indexType.getRank() - 2;
+  int64_t numDims = 2 + 2 * spatial;
+  auto d = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
+  SmallVector<AffineExpr> xExprs{d(0), d(1)}, yExprs{d(0), d(1)}, kExprs;
+  for (int64_t i = 0; i < spatial; ++i) {
+    AffineExpr o = d(2 + i), k = d(2 + spatial + i);
+    xExprs.push_back(o * w.strides[i] + k * w.dilations[i]);
+    yExprs.push_back(o);
+    kExprs.push_back(k);
+  }
+  SmallVector<utils::IteratorType> iterators(2 + spatial, utils::IteratorType::parallel);
+  iterators.append(spatial, utils::IteratorType::reduction);
+  Type i64 = b.getI64Type();
+  Value kernel = emptyTensor(b, loc, RankedTensorType::get(w.kernel, i64));
+  Value none = b.create<arith::ConstantIntOp>(loc, std::numeric_limits<int64_t>::max(), 64);
+  Value init = b.create<linalg::FillOp>(loc, none, emptyTensor(b, loc, indexType)).getResult(0);
+  auto generic = b.create<linalg::GenericOp>(
+      loc, TypeRange{indexType}, ValueRange{padded, kernel, pooled}, ValueRange{init},
+      ArrayRef<AffineMap>{AffineMap::get(numDims, 0, xExprs, ctx),
+                          AffineMap::get(numDims, 0, kExprs, ctx),
+                          AffineMap::get(numDims, 0, yExprs, ctx),
+                          AffineMap::get(numDims, 0, yExprs, ctx)},
+      iterators, [&](OpBuilder &nb, Location l, ValueRange a) {
+        auto index = [&](int64_t dim) {
+          return nb.create<arith::IndexCastOp>(l, i64, nb.create<linalg::IndexOp>(l, dim))
+              .getResult();
+        };
+        auto c = [&](int64_t v) { return nb.create<arith::ConstantIntOp>(l, v, 64).getResult(); };
+        // Row-major flat index of the element in the unpadded input; in bounds?
+        Value flat = nb.create<arith::AddIOp>(
+            l, nb.create<arith::MulIOp>(l, index(0), c(indexType.getDimSize(1))), index(1));
+        Value inside = nb.create<arith::ConstantIntOp>(l, 1, 1);
+        for (int64_t i = 0; i < spatial; ++i) {
+          Value pos = nb.create<arith::SubIOp>(
+              l,
+              nb.create<arith::AddIOp>(
+                  l, nb.create<arith::MulIOp>(l, index(2 + i), c(w.strides[i])),
+                  nb.create<arith::MulIOp>(l, index(2 + spatial + i), c(w.dilations[i]))),
+              c(w.padLow[i]));
+          Value ge = nb.create<arith::CmpIOp>(l, arith::CmpIPredicate::sge, pos, c(0));
+          Value lt = nb.create<arith::CmpIOp>(l, arith::CmpIPredicate::slt, pos, c(in[i]));
+          inside = nb.create<arith::AndIOp>(l, inside, nb.create<arith::AndIOp>(l, ge, lt));
+          flat = nb.create<arith::AddIOp>(l, nb.create<arith::MulIOp>(l, flat, c(in[i])), pos);
+        }
+        Value isMax = isa<FloatType>(a[0].getType())
+                          ? nb.create<arith::CmpFOp>(l, arith::CmpFPredicate::OEQ, a[0], a[2])
+                                .getResult()
+                          : nb.create<arith::CmpIOp>(l, arith::CmpIPredicate::eq, a[0], a[2])
+                                .getResult();
+        Value take = nb.create<arith::AndIOp>(l, inside, isMax);
+        Value best = nb.create<arith::MinSIOp>(l, a[3], flat);
+        nb.create<linalg::YieldOp>(l, ValueRange{nb.create<arith::SelectOp>(l, take, best, a[3])});
+      });
+  Value rowMajor = generic.getResult(0);
+  if (!columnMajor || spatial < 2)
+    return rowMajor;
+  // (n, c, h, w, ...) row-major -> the spatial part reversed in significance.
+  return buildElementwise(
+      b, loc, indexType, ValueRange{rowMajor}, [&](OpBuilder &nb, Location l, ValueRange a) {
+        auto c = [&](int64_t v) { return nb.create<arith::ConstantIntOp>(l, v, 64).getResult(); };
+        int64_t plane = 1;
+        for (int64_t extent : in)
+          plane *= extent;
+        Value base = nb.create<arith::MulIOp>(l, nb.create<arith::DivSIOp>(l, a[0], c(plane)),
+                                              c(plane));
+        Value rest = nb.create<arith::RemSIOp>(l, a[0], c(plane));
+        SmallVector<Value> coords(spatial);
+        for (int64_t i = spatial - 1; i >= 0; --i) {
+          coords[i] = nb.create<arith::RemSIOp>(l, rest, c(in[i]));
+          rest = nb.create<arith::DivSIOp>(l, rest, c(in[i]));
+        }
+        Value col = c(0);
+        for (int64_t i = spatial - 1; i >= 0; --i)
+          col = nb.create<arith::AddIOp>(l, nb.create<arith::MulIOp>(l, col, c(in[i])), coords[i]);
+        return nb.create<arith::AddIOp>(l, base, col).getResult();
+      });
+}
+
 struct PoolLowering : ConversionPattern {
   PoolLowering(TypeConverter &converter, MLIRContext *ctx)
       : ConversionPattern(converter, MatchAnyOpTypeTag(), 1, ctx) {}
@@ -325,10 +410,8 @@ struct PoolLowering : ConversionPattern {
     bool isMax = name == "onnx.MaxPool";
     if (!isMax && name != "onnx.AveragePool")
       return failure();
-    // MaxPool's Indices output is not lowered.
-    for (Value r : op->getResults().drop_front())
-      if (!isa<NoneType>(r.getType()))
-        return failure();
+    bool withIndices = isMax && op->getNumResults() > 1 &&
+                       !isa<NoneType>(op->getResult(1).getType());
     auto xType = cast<RankedTensorType>(operands[0].getType());
     auto type = cast<RankedTensorType>(
         getTypeConverter()->convertType(op->getResult(0).getType()));
@@ -358,6 +441,13 @@ struct PoolLowering : ConversionPattern {
       SmallVector<Value> results{pooled};
       for (unsigned i = 1; i < op->getNumResults(); ++i)
         results.push_back(rewriter.create<onnx::NoValueOp>(loc, rewriter.getNoneType()));
+      if (withIndices) {
+        auto indexType = cast<RankedTensorType>(
+            getTypeConverter()->convertType(op->getResult(1).getType()));
+        auto order = op->getAttrOfType<IntegerAttr>("storage_order");
+        results[1] = poolArgmax(rewriter, loc, x, pooled, indexType, w,
+                                xType.getShape().drop_front(2), order && order.getInt() != 0);
+      }
       rewriter.replaceOp(op, results);
       return success();
     }

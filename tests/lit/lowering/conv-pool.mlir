@@ -43,3 +43,18 @@ func.func @conv_transpose(%x: tensor<1x1x3x3xf32>, %w: tensor<1x2x3x3xf32>) -> t
   %0 = "onnx.ConvTranspose"(%x, %w, %none) {strides = [1, 1]} : (tensor<1x1x3x3xf32>, tensor<1x2x3x3xf32>, none) -> tensor<1x2x5x5xf32>
   return %0 : tensor<1x2x5x5xf32>
 }
+
+
+// MaxPool with Indices: a second windowed reduction keeps the smallest flat input
+// index whose element equals the window's max; storage_order 1 relays it
+// column-major.
+// CHECK-LABEL: func.func @maxpool_indices
+// CHECK: %[[NONE:.*]] = arith.constant 9223372036854775807 : i64
+// CHECK: linalg.fill ins(%[[NONE]] : i64)
+// CHECK: arith.cmpf oeq
+// CHECK: arith.minsi
+// CHECK: arith.remsi
+func.func @maxpool_indices(%x: tensor<1x1x4x4xf32>) -> (tensor<1x1x2x2xf32>, tensor<1x1x2x2xi64>) {
+  %y, %i = "onnx.MaxPool"(%x) <{auto_pad = "NOTSET", ceil_mode = 0 : i64, kernel_shape = [2, 2], storage_order = 1 : i64, strides = [2, 2]}> : (tensor<1x1x4x4xf32>) -> (tensor<1x1x2x2xf32>, tensor<1x1x2x2xi64>)
+  return %y, %i : tensor<1x1x2x2xf32>, tensor<1x1x2x2xi64>
+}

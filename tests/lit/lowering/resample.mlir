@@ -45,7 +45,6 @@ func.func @resize_crop(%x: tensor<4x4xf32>, %roi: tensor<4xf32>) -> tensor<3x3xf
   return %0 : tensor<3x3xf32>
 }
 
-// -----
 
 // GridSample, bilinear with reflection padding: one generic over the output that
 // reads its grid point and four taps of X.
