@@ -3,7 +3,8 @@
 // This file implements the resampling family: Resize in nearest, linear and cubic
 // modes, every coordinate transformation (tf_crop_and_resize with its roi and
 // extrapolation value) and nearest mode; GridSample (4-D) in bilinear, nearest and
-// bicubic modes with zeros, border and reflection padding.
+// bicubic modes with zeros, border and reflection padding; RoiAlign (avg, fixed
+// sampling ratio).
 //
 //===----------------------------------------------------------------------===//
 #include "passes/lowering/LoweringUtils.h"
@@ -374,11 +375,120 @@ struct GridSampleLowering : OpConversionPattern<onnx::GridSampleOp> {
   }
 };
 
+/// RoiAlign, avg mode with a fixed sampling_ratio: a generic over the output
+/// [rois, C, oh, ow] that averages sampling_ratio² bilinear samples of its bin
+/// (half_pixel shifts the roi by half a pixel; output_half_pixel, RoiAlign-10's
+/// behaviour, keeps rois at least one pixel). Samples beyond a pixel outside the
+/// map count as 0, as the ONNX definition says.
+struct RoiAlignLowering : OpConversionPattern<onnx::RoiAlignOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(onnx::RoiAlignOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto type = resultTypeOf(getTypeConverter(), op);
+    Value x = adaptor.getX(), rois = adaptor.getRois(), batch = adaptor.getBatchIndices();
+    auto src = cast<RankedTensorType>(x.getType());
+    int64_t ratio = op.getSamplingRatio();
+    StringRef coord = op.getCoordinateTransformationMode().value_or("output_half_pixel");
+    if (!type || src.getRank() != 4 || !src.getElementType().isF32() ||
+        !cast<RankedTensorType>(rois.getType()).getElementType().isF32() ||
+        op.getMode() != "avg" || ratio <= 0 ||
+        (coord != "half_pixel" && coord != "output_half_pixel"))
+      return failure();
+    int64_t height = src.getDimSize(2), width = src.getDimSize(3);
+    int64_t outH = type.getDimSize(2), outW = type.getDimSize(3);
+    double scale = op.getSpatialScale().convertToDouble();
+    bool halfPixel = coord == "half_pixel";
+    Location loc = op.getLoc();
+    Type f32 = rewriter.getF32Type();
+    MLIRContext *ctx = rewriter.getContext();
+    auto generic = rewriter.create<linalg::GenericOp>(
+        loc, TypeRange{type}, ValueRange{}, ValueRange{emptyTensor(rewriter, loc, type)},
+        ArrayRef<AffineMap>{AffineMap::getMultiDimIdentityMap(4, ctx)},
+        SmallVector<utils::IteratorType>(4, utils::IteratorType::parallel),
+        [&](OpBuilder &b, Location l, ValueRange) {
+          auto fc = [&](double v) { return scalarConstant(b, l, f32, v); };
+          auto idx = [&](int64_t d) { return b.create<linalg::IndexOp>(l, d).getResult(); };
+          auto add = [&](Value a, Value c) { return b.create<arith::AddFOp>(l, a, c).getResult(); };
+          auto sub = [&](Value a, Value c) { return b.create<arith::SubFOp>(l, a, c).getResult(); };
+          auto mul = [&](Value a, Value c) { return b.create<arith::MulFOp>(l, a, c).getResult(); };
+          auto maxf = [&](Value a, Value c) { return b.create<arith::MaximumFOp>(l, a, c).getResult(); };
+          auto toF = [&](Value i) {
+            return b.create<arith::SIToFPOp>(
+                l, f32, b.create<arith::IndexCastOp>(l, b.getI64Type(), i)).getResult();
+          };
+          auto cmp = [&](arith::CmpFPredicate p, Value a, Value c) {
+            return b.create<arith::CmpFOp>(l, p, a, c).getResult();
+          };
+          Value r = idx(0), c = idx(1);
+          auto roiAt = [&](int64_t k) {
+            Value v = b.create<tensor::ExtractOp>(
+                l, rois, ValueRange{r, b.create<arith::ConstantIndexOp>(l, k)});
+            return sub(mul(v, fc(scale)), fc(halfPixel ? 0.5 : 0.0));
+          };
+          Value n = b.create<arith::IndexCastOp>(
+              l, b.getIndexType(), b.create<tensor::ExtractOp>(l, batch, ValueRange{r}));
+          Value x0 = roiAt(0), y0 = roiAt(1), x1 = roiAt(2), y1 = roiAt(3);
+          Value roiW = sub(x1, x0), roiH = sub(y1, y0);
+          if (!halfPixel) {
+            roiW = maxf(roiW, fc(1));
+            roiH = maxf(roiH, fc(1));
+          }
+          Value binW = b.create<arith::DivFOp>(l, roiW, fc(outW));
+          Value binH = b.create<arith::DivFOp>(l, roiH, fc(outH));
+          Value baseY = add(y0, mul(toF(idx(2)), binH)), baseX = add(x0, mul(toF(idx(3)), binW));
+          // One bilinear sample at (y, x), 0 beyond a pixel outside the map.
+          auto sample = [&](Value y, Value xx) {
+            Value outside = b.create<arith::OrIOp>(
+                l,
+                b.create<arith::OrIOp>(l, cmp(arith::CmpFPredicate::OLT, y, fc(-1)),
+                                       cmp(arith::CmpFPredicate::OGT, y, fc(height))),
+                b.create<arith::OrIOp>(l, cmp(arith::CmpFPredicate::OLT, xx, fc(-1)),
+                                       cmp(arith::CmpFPredicate::OGT, xx, fc(width))));
+            auto axis = [&](Value v, int64_t size) {
+              v = maxf(v, fc(0));
+              Value lo = b.create<math::FloorOp>(l, v);
+              Value atEnd = cmp(arith::CmpFPredicate::OGE, lo, fc(size - 1));
+              lo = b.create<arith::SelectOp>(l, atEnd, fc(size - 1), lo);
+              Value hi = b.create<arith::SelectOp>(l, atEnd, lo, add(lo, fc(1)));
+              v = b.create<arith::SelectOp>(l, atEnd, lo, v);
+              Value frac = sub(v, lo);
+              auto index = [&](Value f) {
+                return b.create<arith::IndexCastOp>(
+                    l, b.getIndexType(), b.create<arith::FPToSIOp>(l, b.getI64Type(), f))
+                    .getResult();
+              };
+              return std::make_tuple(index(lo), index(hi), frac);
+            };
+            auto [yl, yh, ly] = axis(y, height);
+            auto [xl, xh, lx] = axis(xx, width);
+            auto at = [&](Value yi, Value xi) {
+              return b.create<tensor::ExtractOp>(l, x, ValueRange{n, c, yi, xi}).getResult();
+            };
+            Value hy = sub(fc(1), ly), hx = sub(fc(1), lx);
+            Value v = add(add(mul(mul(hy, hx), at(yl, xl)), mul(mul(hy, lx), at(yl, xh))),
+                          add(mul(mul(ly, hx), at(yh, xl)), mul(mul(ly, lx), at(yh, xh))));
+            return b.create<arith::SelectOp>(l, outside, fc(0), v).getResult();
+          };
+          Value sum = fc(0);
+          for (int64_t iy = 0; iy < ratio; ++iy) {
+            Value y = add(baseY, mul(fc((iy + 0.5) / ratio), binH));
+            for (int64_t ix = 0; ix < ratio; ++ix)
+              sum = add(sum, sample(y, add(baseX, mul(fc((ix + 0.5) / ratio), binW))));
+          }
+          b.create<linalg::YieldOp>(l, mul(sum, fc(1.0 / (ratio * ratio))));
+        });
+    rewriter.replaceOp(op, generic.getResults());
+    return success();
+  }
+};
+
 } // namespace
 
 void populateResampleLoweringPatterns(RewritePatternSet &patterns,
                                       TypeConverter &converter) {
-  patterns.add<ResizeLowering, GridSampleLowering>(converter, patterns.getContext());
+  patterns.add<ResizeLowering, GridSampleLowering, RoiAlignLowering>(converter,
+                                                                   patterns.getContext());
 }
 
 } // namespace kiln

@@ -60,3 +60,16 @@ func.func @grid_sample(%x: tensor<1x2x3x4xf32>, %g: tensor<1x5x6x2xf32>) -> tens
   %y = "onnx.GridSample"(%x, %g) <{align_corners = 0 : i64, mode = "bilinear", padding_mode = "reflection"}> : (tensor<1x2x3x4xf32>, tensor<1x5x6x2xf32>) -> tensor<1x2x5x6xf32>
   return %y : tensor<1x2x5x6xf32>
 }
+
+// RoiAlign (avg, sampling_ratio 2): the batch index and roi corners are read per
+// output, then 2 x 2 bilinear samples (four taps each) are averaged.
+// CHECK-LABEL: func.func @roi_align
+// CHECK: linalg.generic
+// CHECK: tensor.extract %arg2
+// CHECK-COUNT-16: tensor.extract %arg0
+// CHECK: arith.constant 2.500000e-01
+// CHECK: linalg.yield
+func.func @roi_align(%x: tensor<1x2x8x8xf32>, %rois: tensor<3x4xf32>, %b: tensor<3xi64>) -> tensor<3x2x4x4xf32> {
+  %y = "onnx.RoiAlign"(%x, %rois, %b) <{coordinate_transformation_mode = "half_pixel", mode = "avg", output_height = 4 : i64, output_width = 4 : i64, sampling_ratio = 2 : i64, spatial_scale = 1.000000e+00 : f32}> : (tensor<1x2x8x8xf32>, tensor<3x4xf32>, tensor<3xi64>) -> tensor<3x2x4x4xf32>
+  return %y : tensor<3x2x4x4xf32>
+}
