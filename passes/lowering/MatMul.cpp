@@ -6,6 +6,7 @@
 // alpha, beta and the broadcast C in one elementwise epilogue. Einsum is one
 // linalg.generic whose indexing maps come from the equation (ellipsis broadcast,
 // repeated letters as diagonals, implicit outputs), summing a product of operands.
+// Det is Gaussian elimination with partial pivoting, unrolled per matrix.
 //
 //===----------------------------------------------------------------------===//
 #include "passes/lowering/LoweringUtils.h"
@@ -333,11 +334,83 @@ struct EinsumLowering : OpConversionPattern<onnx::EinsumOp> {
   }
 };
 
+/// Det of [..., n, n] (n <= kMaxDetSize): a generic over the batch dims whose body
+/// loads the matrix and eliminates it in registers. Partial pivoting: before each
+/// column the row with the largest magnitude below takes the pivot's place (each
+/// exchange flips the sign); a zero pivot column makes the determinant 0.
+struct DetLowering : OpConversionPattern<onnx::DetOp> {
+  static constexpr int64_t kMaxDetSize = 16;
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(onnx::DetOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto type = resultTypeOf(getTypeConverter(), op);
+    Value x = adaptor.getX();
+    auto src = cast<RankedTensorType>(x.getType());
+    int64_t rank = src.getRank();
+    if (!type || rank < 2 || !isa<FloatType>(src.getElementType()))
+      return failure();
+    int64_t n = src.getDimSize(rank - 1);
+    if (n != src.getDimSize(rank - 2) || n > kMaxDetSize || n < 1)
+      return failure();
+    Location loc = op.getLoc();
+    int64_t batchRank = rank - 2;
+    MLIRContext *ctx = rewriter.getContext();
+    auto generic = rewriter.create<linalg::GenericOp>(
+        loc, TypeRange{type}, ValueRange{}, ValueRange{emptyTensor(rewriter, loc, type)},
+        ArrayRef<AffineMap>{AffineMap::getMultiDimIdentityMap(batchRank, ctx)},
+        SmallVector<utils::IteratorType>(batchRank, utils::IteratorType::parallel),
+        [&](OpBuilder &b, Location l, ValueRange) {
+          Type f = src.getElementType();
+          auto fc = [&](double v) { return scalarConstant(b, l, f, v); };
+          SmallVector<Value> prefix;
+          for (int64_t d = 0; d < batchRank; ++d)
+            prefix.push_back(b.create<linalg::IndexOp>(l, d));
+          std::vector<std::vector<Value>> a(n, std::vector<Value>(n));
+          for (int64_t i = 0; i < n; ++i)
+            for (int64_t j = 0; j < n; ++j) {
+              SmallVector<Value> at(prefix);
+              at.push_back(b.create<arith::ConstantIndexOp>(l, i));
+              at.push_back(b.create<arith::ConstantIndexOp>(l, j));
+              a[i][j] = b.create<tensor::ExtractOp>(l, x, at);
+            }
+          Value det = fc(1);
+          for (int64_t k = 0; k < n; ++k) {
+            for (int64_t i = k + 1; i < n; ++i) {
+              Value larger = b.create<arith::CmpFOp>(
+                  l, arith::CmpFPredicate::OGT, b.create<math::AbsFOp>(l, a[i][k]),
+                  b.create<math::AbsFOp>(l, a[k][k]));
+              for (int64_t j = k; j < n; ++j) {
+                Value top = a[k][j];
+                a[k][j] = b.create<arith::SelectOp>(l, larger, a[i][j], top);
+                a[i][j] = b.create<arith::SelectOp>(l, larger, top, a[i][j]);
+              }
+              det = b.create<arith::SelectOp>(l, larger, b.create<arith::NegFOp>(l, det), det);
+            }
+            Value pivot = a[k][k];
+            det = b.create<arith::MulFOp>(l, det, pivot);
+            Value zero = b.create<arith::CmpFOp>(l, arith::CmpFPredicate::OEQ, pivot, fc(0));
+            Value safe = b.create<arith::SelectOp>(l, zero, fc(1), pivot);
+            for (int64_t i = k + 1; i < n; ++i) {
+              Value factor = b.create<arith::DivFOp>(l, a[i][k], safe);
+              for (int64_t j = k + 1; j < n; ++j)
+                a[i][j] = b.create<arith::SubFOp>(l, a[i][j],
+                                                  b.create<arith::MulFOp>(l, factor, a[k][j]));
+            }
+          }
+          b.create<linalg::YieldOp>(l, det);
+        });
+    rewriter.replaceOp(op, generic.getResults());
+    return success();
+  }
+};
+
 } // namespace
 
 void populateMatMulLoweringPatterns(RewritePatternSet &patterns,
                                     TypeConverter &converter) {
-  patterns.add<MatMulLowering, GemmLowering, EinsumLowering>(converter, patterns.getContext());
+  patterns.add<MatMulLowering, GemmLowering, EinsumLowering, DetLowering>(converter,
+                                                                         patterns.getContext());
 }
 
 } // namespace kiln

@@ -53,3 +53,18 @@ func.func @einsum_implicit(%a: tensor<5xf32>, %b: tensor<5xf32>) -> tensor<f32> 
   %0 = "onnx.Einsum"(%a, %b) {equation = "i,i"} : (tensor<5xf32>, tensor<5xf32>) -> tensor<f32>
   return %0 : tensor<f32>
 }
+
+// Det: a generic over the batch that loads each 2x2 matrix and eliminates it with
+// partial pivoting (a row exchange when the lower pivot is larger flips the sign).
+// CHECK-LABEL: func.func @det
+// CHECK: linalg.generic
+// CHECK-COUNT-4: tensor.extract %arg0
+// CHECK: math.absf
+// CHECK: arith.cmpf ogt
+// CHECK: arith.negf
+// CHECK: arith.divf
+// CHECK: linalg.yield
+func.func @det(%x: tensor<3x2x2xf32>) -> tensor<3xf32> {
+  %y = "onnx.Det"(%x) : (tensor<3x2x2xf32>) -> tensor<3xf32>
+  return %y : tensor<3xf32>
+}
