@@ -269,11 +269,15 @@ struct ConvTransposeLowering : OpConversionPattern<onnx::ConvTransposeOp> {
   }
 };
 
-/// Sums (or maxes) windows of a padded (N, C, spatial...) tensor into `type`.
-Value poolWindows(OpBuilder &b, Location loc, Value x, RankedTensorType type,
-                  const Window &w, bool isMax, bool isUnsigned = false) {
-  MLIRContext *ctx = b.getContext();
-  int64_t spatial = type.getRank() - 2;
+/// The iteration space of a windowed reduction over (N, C, out..., window...):
+/// the maps of the padded input, of a window-shaped operand and of the output,
+/// and the iterator types.
+struct WindowSpace {
+  AffineMap input, window, output;
+  SmallVector<utils::IteratorType> iterators;
+};
+
+WindowSpace windowSpace(MLIRContext *ctx, int64_t spatial, const Window &w) {
   int64_t numDims = 2 + 2 * spatial;
   auto d = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
   SmallVector<AffineExpr> xExprs{d(0), d(1)}, yExprs{d(0), d(1)}, kExprs;
@@ -283,8 +287,19 @@ Value poolWindows(OpBuilder &b, Location loc, Value x, RankedTensorType type,
     yExprs.push_back(o);
     kExprs.push_back(k);
   }
-  SmallVector<utils::IteratorType> iterators(2 + spatial, utils::IteratorType::parallel);
-  iterators.append(spatial, utils::IteratorType::reduction);
+  WindowSpace space{AffineMap::get(numDims, 0, xExprs, ctx),
+                    AffineMap::get(numDims, 0, kExprs, ctx),
+                    AffineMap::get(numDims, 0, yExprs, ctx),
+                    SmallVector<utils::IteratorType>(2 + spatial, utils::IteratorType::parallel)};
+  space.iterators.append(spatial, utils::IteratorType::reduction);
+  return space;
+}
+
+/// Sums (or maxes) windows of a padded (N, C, spatial...) tensor into `type`.
+Value poolWindows(OpBuilder &b, Location loc, Value x, RankedTensorType type,
+                  const Window &w, bool isMax, bool isUnsigned = false) {
+  int64_t spatial = type.getRank() - 2;
+  WindowSpace space = windowSpace(b.getContext(), spatial, w);
   Type elem = type.getElementType();
   // The window's shape enters through an (unused) kernel-shaped operand so that
   // the iteration space of the k dims is defined.
@@ -298,10 +313,8 @@ Value poolWindows(OpBuilder &b, Location loc, Value x, RankedTensorType type,
   Value init = filledTensor(b, loc, type, initValue);
   auto generic = b.create<linalg::GenericOp>(
       loc, TypeRange{type}, ValueRange{x, kernel}, ValueRange{init},
-      ArrayRef<AffineMap>{AffineMap::get(numDims, 0, xExprs, ctx),
-                          AffineMap::get(numDims, 0, kExprs, ctx),
-                          AffineMap::get(numDims, 0, yExprs, ctx)},
-      iterators, [isMax, isUnsigned](OpBuilder &nb, Location l, ValueRange a) {
+      ArrayRef<AffineMap>{space.input, space.window, space.output}, space.iterators,
+      [isMax, isUnsigned](OpBuilder &nb, Location l, ValueRange a) {
         Value r;
         if (isa<FloatType>(a[0].getType()))
           r = isMax ? nb.create<arith::MaximumFOp>(l, a[2], a[0]).getResult()
@@ -321,30 +334,16 @@ Value poolWindows(OpBuilder &b, Location loc, Value x, RankedTensorType type,
 Value poolArgmax(OpBuilder &b, Location loc, Value padded, Value pooled,
                  RankedTensorType indexType, const Window &w, ArrayRef<int64_t> in,
                  bool columnMajor) {
-  MLIRContext *ctx = b.getContext();
   int64_t spatial = indexType.getRank() - 2;
-  int64_t numDims = 2 + 2 * spatial;
-  auto d = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
-  SmallVector<AffineExpr> xExprs{d(0), d(1)}, yExprs{d(0), d(1)}, kExprs;
-  for (int64_t i = 0; i < spatial; ++i) {
-    AffineExpr o = d(2 + i), k = d(2 + spatial + i);
-    xExprs.push_back(o * w.strides[i] + k * w.dilations[i]);
-    yExprs.push_back(o);
-    kExprs.push_back(k);
-  }
-  SmallVector<utils::IteratorType> iterators(2 + spatial, utils::IteratorType::parallel);
-  iterators.append(spatial, utils::IteratorType::reduction);
+  WindowSpace space = windowSpace(b.getContext(), spatial, w);
   Type i64 = b.getI64Type();
   Value kernel = emptyTensor(b, loc, RankedTensorType::get(w.kernel, i64));
   Value none = b.create<arith::ConstantIntOp>(loc, std::numeric_limits<int64_t>::max(), 64);
   Value init = b.create<linalg::FillOp>(loc, none, emptyTensor(b, loc, indexType)).getResult(0);
   auto generic = b.create<linalg::GenericOp>(
       loc, TypeRange{indexType}, ValueRange{padded, kernel, pooled}, ValueRange{init},
-      ArrayRef<AffineMap>{AffineMap::get(numDims, 0, xExprs, ctx),
-                          AffineMap::get(numDims, 0, kExprs, ctx),
-                          AffineMap::get(numDims, 0, yExprs, ctx),
-                          AffineMap::get(numDims, 0, yExprs, ctx)},
-      iterators, [&](OpBuilder &nb, Location l, ValueRange a) {
+      ArrayRef<AffineMap>{space.input, space.window, space.output, space.output},
+      space.iterators, [&](OpBuilder &nb, Location l, ValueRange a) {
         auto index = [&](int64_t dim) {
           return nb.create<arith::IndexCastOp>(l, i64, nb.create<linalg::IndexOp>(l, dim))
               .getResult();

@@ -240,6 +240,32 @@ struct ResizeLowering : OpConversionPattern<onnx::ResizeOp> {
   }
 };
 
+/// f32 scalar arithmetic in a generic's body.
+struct F32Math {
+  OpBuilder &b;
+  Location l;
+  Value c(double v) const { return scalarConstant(b, l, b.getF32Type(), v); }
+  Value add(Value x, Value y) const { return b.create<arith::AddFOp>(l, x, y); }
+  Value sub(Value x, Value y) const { return b.create<arith::SubFOp>(l, x, y); }
+  Value mul(Value x, Value y) const { return b.create<arith::MulFOp>(l, x, y); }
+  Value max(Value x, Value y) const { return b.create<arith::MaximumFOp>(l, x, y); }
+  Value index(int64_t d) const { return b.create<linalg::IndexOp>(l, d); }
+};
+
+/// A parallel generic over `type` (the output) whose body computes each element.
+Value generateEach(OpBuilder &rewriter, Location loc, RankedTensorType type,
+                   llvm::function_ref<Value(const F32Math &)> element) {
+  int64_t rank = type.getRank();
+  auto generic = rewriter.create<linalg::GenericOp>(
+      loc, TypeRange{type}, ValueRange{}, ValueRange{emptyTensor(rewriter, loc, type)},
+      ArrayRef<AffineMap>{AffineMap::getMultiDimIdentityMap(rank, rewriter.getContext())},
+      SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
+      [&](OpBuilder &b, Location l, ValueRange) {
+        b.create<linalg::YieldOp>(l, element(F32Math{b, l}));
+      });
+  return generic.getResult(0);
+}
+
 /// GridSample-16 on a 4-D X: a generic over the output [N, C, Ho, Wo] that reads
 /// its grid point, maps it to input pixels (align_corners), applies the padding
 /// mode to the coordinates (border clamps; reflection reflects about the edges,
@@ -264,113 +290,104 @@ struct GridSampleLowering : OpConversionPattern<onnx::GridSampleOp> {
       return failure();
     int64_t height = src.getDimSize(2), width = src.getDimSize(3);
     Location loc = op.getLoc();
-    Type f32 = rewriter.getF32Type();
-    MLIRContext *ctx = rewriter.getContext();
-    auto generic = rewriter.create<linalg::GenericOp>(
-        loc, TypeRange{type}, ValueRange{}, ValueRange{emptyTensor(rewriter, loc, type)},
-        ArrayRef<AffineMap>{AffineMap::getMultiDimIdentityMap(4, ctx)},
-        SmallVector<utils::IteratorType>(4, utils::IteratorType::parallel),
-        [&](OpBuilder &b, Location l, ValueRange) {
-          auto fc = [&](double v) { return scalarConstant(b, l, f32, v); };
-          auto idx = [&](int64_t d) { return b.create<linalg::IndexOp>(l, d).getResult(); };
-          auto add = [&](Value a, Value c) { return b.create<arith::AddFOp>(l, a, c).getResult(); };
-          auto sub = [&](Value a, Value c) { return b.create<arith::SubFOp>(l, a, c).getResult(); };
-          auto mul = [&](Value a, Value c) { return b.create<arith::MulFOp>(l, a, c).getResult(); };
-          auto clamp = [&](Value v, double lo, double hi) {
-            return b.create<arith::MinimumFOp>(l, b.create<arith::MaximumFOp>(l, v, fc(lo)), fc(hi))
-                .getResult();
-          };
-          Value n = idx(0), c = idx(1);
-          auto gridAt = [&](int64_t k) {
-            return b.create<tensor::ExtractOp>(
-                l, grid, ValueRange{n, idx(2), idx(3), b.create<arith::ConstantIndexOp>(l, k)})
-                .getResult();
-          };
-          // Grid [-1, 1] -> pixel coordinates.
-          auto unnormalize = [&](Value g, int64_t size) {
-            if (alignCorners)
-              return mul(mul(add(g, fc(1)), fc(0.5)), fc(size - 1));
-            return mul(sub(mul(add(g, fc(1)), fc(size)), fc(1)), fc(0.5));
-          };
-          // PyTorch's reflect_coordinates, then clip_coordinates.
-          auto reflect = [&](Value v, double twiceLow, double twiceHigh, int64_t size) {
-            if (twiceLow == twiceHigh)
-              return fc(0);
-            double lo = twiceLow / 2, span = (twiceHigh - twiceLow) / 2;
-            Value in = b.create<math::AbsFOp>(l, sub(v, fc(lo)));
-            Value extra = b.create<arith::RemFOp>(l, in, fc(span));
-            Value flips = b.create<math::FloorOp>(l, b.create<arith::DivFOp>(l, in, fc(span)));
-            Value odd = b.create<arith::CmpFOp>(
-                l, arith::CmpFPredicate::ONE,
-                b.create<arith::RemFOp>(l, flips, fc(2)), fc(0));
-            Value r = b.create<arith::SelectOp>(l, odd, add(sub(fc(span), extra), fc(lo)),
-                                                add(extra, fc(lo)));
-            return clamp(r, 0, size - 1);
-          };
-          auto pad = [&](Value v, int64_t size) {
-            if (padding == "border")
-              return clamp(v, 0, size - 1);
-            if (padding == "reflection")
-              return alignCorners ? reflect(v, 0, 2 * (size - 1), size)
-                                  : reflect(v, -1, 2 * size - 1, size);
-            return v;
-          };
-          // X[n, c, yi, xi] at integral float coordinates; 0 outside.
-          auto read = [&](Value xf, Value yf) {
-            auto inside = [&](Value v, int64_t size) {
-              Value ge = b.create<arith::CmpFOp>(l, arith::CmpFPredicate::OGE, v, fc(0));
-              Value le = b.create<arith::CmpFOp>(l, arith::CmpFPredicate::OLE, v, fc(size - 1));
-              return b.create<arith::AndIOp>(l, ge, le).getResult();
-            };
-            auto index = [&](Value v, int64_t size) {
-              return b.create<arith::IndexCastOp>(
-                  l, b.getIndexType(),
-                  b.create<arith::FPToSIOp>(l, b.getI64Type(), clamp(v, 0, size - 1)));
-            };
-            Value ok = b.create<arith::AndIOp>(l, inside(xf, width), inside(yf, height));
-            Value v = b.create<tensor::ExtractOp>(
-                l, x, ValueRange{n, c, index(yf, height), index(xf, width)});
-            return b.create<arith::SelectOp>(l, ok, v, fc(0)).getResult();
-          };
-          Value ix = unnormalize(gridAt(0), width), iy = unnormalize(gridAt(1), height);
-          Value result;
-          if (mode == "nearest") {
-            result = read(b.create<math::RoundEvenOp>(l, pad(ix, width)),
-                          b.create<math::RoundEvenOp>(l, pad(iy, height)));
-          } else if (mode == "bilinear") {
-            ix = pad(ix, width);
-            iy = pad(iy, height);
-            Value x0 = b.create<math::FloorOp>(l, ix), y0 = b.create<math::FloorOp>(l, iy);
-            Value x1 = add(x0, fc(1)), y1 = add(y0, fc(1));
-            Value wx1 = sub(ix, x0), wx0 = sub(x1, ix), wy1 = sub(iy, y0), wy0 = sub(y1, iy);
-            result = add(add(mul(read(x0, y0), mul(wx0, wy0)), mul(read(x1, y0), mul(wx1, wy0))),
-                         add(mul(read(x0, y1), mul(wx0, wy1)), mul(read(x1, y1), mul(wx1, wy1))));
-          } else {
-            const double a = -0.75;
-            auto near = [&](Value t) { // |t| <= 1
-              return add(mul(mul(sub(mul(fc(a + 2), t), fc(a + 3)), t), t), fc(1));
-            };
-            auto far = [&](Value t) { // 1 < |t| < 2
-              return sub(mul(add(mul(sub(mul(fc(a), t), fc(5 * a)), t), fc(8 * a)), t), fc(4 * a));
-            };
-            auto coefficients = [&](Value t) {
-              return SmallVector<Value>{far(add(t, fc(1))), near(t), near(sub(fc(1), t)),
-                                        far(sub(fc(2), t))};
-            };
-            Value fx = b.create<math::FloorOp>(l, ix), fy = b.create<math::FloorOp>(l, iy);
-            SmallVector<Value> cx = coefficients(sub(ix, fx)), cy = coefficients(sub(iy, fy));
-            result = fc(0);
-            for (int j = 0; j < 4; ++j) {
-              Value yj = pad(add(fy, fc(j - 1)), height);
-              Value row = fc(0);
-              for (int i = 0; i < 4; ++i)
-                row = add(row, mul(cx[i], read(pad(add(fx, fc(i - 1)), width), yj)));
-              result = add(result, mul(cy[j], row));
-            }
-          }
-          b.create<linalg::YieldOp>(l, result);
-        });
-    rewriter.replaceOp(op, generic.getResults());
+    Value sampled = generateEach(rewriter, loc, type, [&](const F32Math &m) {
+      OpBuilder &b = m.b;
+      Location l = m.l;
+      auto clamp = [&](Value v, double lo, double hi) {
+        return b.create<arith::MinimumFOp>(l, b.create<arith::MaximumFOp>(l, v, m.c(lo)), m.c(hi))
+            .getResult();
+      };
+      Value n = m.index(0), c = m.index(1);
+      auto gridAt = [&](int64_t k) {
+        return b.create<tensor::ExtractOp>(
+            l, grid, ValueRange{n, m.index(2), m.index(3), b.create<arith::ConstantIndexOp>(l, k)})
+            .getResult();
+      };
+      // Grid [-1, 1] -> pixel coordinates.
+      auto unnormalize = [&](Value g, int64_t size) {
+        if (alignCorners)
+          return m.mul(m.mul(m.add(g, m.c(1)), m.c(0.5)), m.c(size - 1));
+        return m.mul(m.sub(m.mul(m.add(g, m.c(1)), m.c(size)), m.c(1)), m.c(0.5));
+      };
+      // PyTorch's reflect_coordinates, then clip_coordinates.
+      auto reflect = [&](Value v, double twiceLow, double twiceHigh, int64_t size) {
+        if (twiceLow == twiceHigh)
+          return m.c(0);
+        double lo = twiceLow / 2, span = (twiceHigh - twiceLow) / 2;
+        Value in = b.create<math::AbsFOp>(l, m.sub(v, m.c(lo)));
+        Value extra = b.create<arith::RemFOp>(l, in, m.c(span));
+        Value flips = b.create<math::FloorOp>(l, b.create<arith::DivFOp>(l, in, m.c(span)));
+        Value odd = b.create<arith::CmpFOp>(
+            l, arith::CmpFPredicate::ONE,
+            b.create<arith::RemFOp>(l, flips, m.c(2)), m.c(0));
+        Value r = b.create<arith::SelectOp>(l, odd, m.add(m.sub(m.c(span), extra), m.c(lo)),
+                                            m.add(extra, m.c(lo)));
+        return clamp(r, 0, size - 1);
+      };
+      auto pad = [&](Value v, int64_t size) {
+        if (padding == "border")
+          return clamp(v, 0, size - 1);
+        if (padding == "reflection")
+          return alignCorners ? reflect(v, 0, 2 * (size - 1), size)
+                              : reflect(v, -1, 2 * size - 1, size);
+        return v;
+      };
+      // X[n, c, yi, xi] at integral float coordinates; 0 outside.
+      auto read = [&](Value xf, Value yf) {
+        auto inside = [&](Value v, int64_t size) {
+          Value ge = b.create<arith::CmpFOp>(l, arith::CmpFPredicate::OGE, v, m.c(0));
+          Value le = b.create<arith::CmpFOp>(l, arith::CmpFPredicate::OLE, v, m.c(size - 1));
+          return b.create<arith::AndIOp>(l, ge, le).getResult();
+        };
+        auto index = [&](Value v, int64_t size) {
+          return b.create<arith::IndexCastOp>(
+              l, b.getIndexType(),
+              b.create<arith::FPToSIOp>(l, b.getI64Type(), clamp(v, 0, size - 1)));
+        };
+        Value ok = b.create<arith::AndIOp>(l, inside(xf, width), inside(yf, height));
+        Value v = b.create<tensor::ExtractOp>(
+            l, x, ValueRange{n, c, index(yf, height), index(xf, width)});
+        return b.create<arith::SelectOp>(l, ok, v, m.c(0)).getResult();
+      };
+      Value ix = unnormalize(gridAt(0), width), iy = unnormalize(gridAt(1), height);
+      Value result;
+      if (mode == "nearest") {
+        result = read(b.create<math::RoundEvenOp>(l, pad(ix, width)),
+                      b.create<math::RoundEvenOp>(l, pad(iy, height)));
+      } else if (mode == "bilinear") {
+        ix = pad(ix, width);
+        iy = pad(iy, height);
+        Value x0 = b.create<math::FloorOp>(l, ix), y0 = b.create<math::FloorOp>(l, iy);
+        Value x1 = m.add(x0, m.c(1)), y1 = m.add(y0, m.c(1));
+        Value wx1 = m.sub(ix, x0), wx0 = m.sub(x1, ix), wy1 = m.sub(iy, y0), wy0 = m.sub(y1, iy);
+        result = m.add(m.add(m.mul(read(x0, y0), m.mul(wx0, wy0)), m.mul(read(x1, y0), m.mul(wx1, wy0))),
+                     m.add(m.mul(read(x0, y1), m.mul(wx0, wy1)), m.mul(read(x1, y1), m.mul(wx1, wy1))));
+      } else {
+        const double a = -0.75;
+        auto near = [&](Value t) { // |t| <= 1
+          return m.add(m.mul(m.mul(m.sub(m.mul(m.c(a + 2), t), m.c(a + 3)), t), t), m.c(1));
+        };
+        auto far = [&](Value t) { // 1 < |t| < 2
+          return m.sub(m.mul(m.add(m.mul(m.sub(m.mul(m.c(a), t), m.c(5 * a)), t), m.c(8 * a)), t), m.c(4 * a));
+        };
+        auto coefficients = [&](Value t) {
+          return SmallVector<Value>{far(m.add(t, m.c(1))), near(t), near(m.sub(m.c(1), t)),
+                                    far(m.sub(m.c(2), t))};
+        };
+        Value fx = b.create<math::FloorOp>(l, ix), fy = b.create<math::FloorOp>(l, iy);
+        SmallVector<Value> cx = coefficients(m.sub(ix, fx)), cy = coefficients(m.sub(iy, fy));
+        result = m.c(0);
+        for (int j = 0; j < 4; ++j) {
+          Value yj = pad(m.add(fy, m.c(j - 1)), height);
+          Value row = m.c(0);
+          for (int i = 0; i < 4; ++i)
+            row = m.add(row, m.mul(cx[i], read(pad(m.add(fx, m.c(i - 1)), width), yj)));
+          result = m.add(result, m.mul(cy[j], row));
+        }
+      }
+      return result;
+    });
+    rewriter.replaceOp(op, sampled);
     return success();
   }
 };
@@ -401,84 +418,75 @@ struct RoiAlignLowering : OpConversionPattern<onnx::RoiAlignOp> {
     bool halfPixel = coord == "half_pixel";
     Location loc = op.getLoc();
     Type f32 = rewriter.getF32Type();
-    MLIRContext *ctx = rewriter.getContext();
-    auto generic = rewriter.create<linalg::GenericOp>(
-        loc, TypeRange{type}, ValueRange{}, ValueRange{emptyTensor(rewriter, loc, type)},
-        ArrayRef<AffineMap>{AffineMap::getMultiDimIdentityMap(4, ctx)},
-        SmallVector<utils::IteratorType>(4, utils::IteratorType::parallel),
-        [&](OpBuilder &b, Location l, ValueRange) {
-          auto fc = [&](double v) { return scalarConstant(b, l, f32, v); };
-          auto idx = [&](int64_t d) { return b.create<linalg::IndexOp>(l, d).getResult(); };
-          auto add = [&](Value a, Value c) { return b.create<arith::AddFOp>(l, a, c).getResult(); };
-          auto sub = [&](Value a, Value c) { return b.create<arith::SubFOp>(l, a, c).getResult(); };
-          auto mul = [&](Value a, Value c) { return b.create<arith::MulFOp>(l, a, c).getResult(); };
-          auto maxf = [&](Value a, Value c) { return b.create<arith::MaximumFOp>(l, a, c).getResult(); };
-          auto toF = [&](Value i) {
-            return b.create<arith::SIToFPOp>(
-                l, f32, b.create<arith::IndexCastOp>(l, b.getI64Type(), i)).getResult();
+    Value sampled = generateEach(rewriter, loc, type, [&](const F32Math &m) {
+      OpBuilder &b = m.b;
+      Location l = m.l;
+      auto toF = [&](Value i) {
+        return b.create<arith::SIToFPOp>(
+            l, f32, b.create<arith::IndexCastOp>(l, b.getI64Type(), i)).getResult();
+      };
+      auto cmp = [&](arith::CmpFPredicate p, Value a, Value c) {
+        return b.create<arith::CmpFOp>(l, p, a, c).getResult();
+      };
+      Value r = m.index(0), c = m.index(1);
+      auto roiAt = [&](int64_t k) {
+        Value v = b.create<tensor::ExtractOp>(
+            l, rois, ValueRange{r, b.create<arith::ConstantIndexOp>(l, k)});
+        return m.sub(m.mul(v, m.c(scale)), m.c(halfPixel ? 0.5 : 0.0));
+      };
+      Value n = b.create<arith::IndexCastOp>(
+          l, b.getIndexType(), b.create<tensor::ExtractOp>(l, batch, ValueRange{r}));
+      Value x0 = roiAt(0), y0 = roiAt(1), x1 = roiAt(2), y1 = roiAt(3);
+      Value roiW = m.sub(x1, x0), roiH = m.sub(y1, y0);
+      if (!halfPixel) {
+        roiW = m.max(roiW, m.c(1));
+        roiH = m.max(roiH, m.c(1));
+      }
+      Value binW = b.create<arith::DivFOp>(l, roiW, m.c(outW));
+      Value binH = b.create<arith::DivFOp>(l, roiH, m.c(outH));
+      Value baseY = m.add(y0, m.mul(toF(m.index(2)), binH)), baseX = m.add(x0, m.mul(toF(m.index(3)), binW));
+      // One bilinear sample at (y, x), 0 beyond a pixel outside the map.
+      auto sample = [&](Value y, Value xx) {
+        Value outside = b.create<arith::OrIOp>(
+            l,
+            b.create<arith::OrIOp>(l, cmp(arith::CmpFPredicate::OLT, y, m.c(-1)),
+                                   cmp(arith::CmpFPredicate::OGT, y, m.c(height))),
+            b.create<arith::OrIOp>(l, cmp(arith::CmpFPredicate::OLT, xx, m.c(-1)),
+                                   cmp(arith::CmpFPredicate::OGT, xx, m.c(width))));
+        auto axis = [&](Value v, int64_t size) {
+          v = m.max(v, m.c(0));
+          Value lo = b.create<math::FloorOp>(l, v);
+          Value atEnd = cmp(arith::CmpFPredicate::OGE, lo, m.c(size - 1));
+          lo = b.create<arith::SelectOp>(l, atEnd, m.c(size - 1), lo);
+          Value hi = b.create<arith::SelectOp>(l, atEnd, lo, m.add(lo, m.c(1)));
+          v = b.create<arith::SelectOp>(l, atEnd, lo, v);
+          Value frac = m.sub(v, lo);
+          auto index = [&](Value f) {
+            return b.create<arith::IndexCastOp>(
+                l, b.getIndexType(), b.create<arith::FPToSIOp>(l, b.getI64Type(), f))
+                .getResult();
           };
-          auto cmp = [&](arith::CmpFPredicate p, Value a, Value c) {
-            return b.create<arith::CmpFOp>(l, p, a, c).getResult();
-          };
-          Value r = idx(0), c = idx(1);
-          auto roiAt = [&](int64_t k) {
-            Value v = b.create<tensor::ExtractOp>(
-                l, rois, ValueRange{r, b.create<arith::ConstantIndexOp>(l, k)});
-            return sub(mul(v, fc(scale)), fc(halfPixel ? 0.5 : 0.0));
-          };
-          Value n = b.create<arith::IndexCastOp>(
-              l, b.getIndexType(), b.create<tensor::ExtractOp>(l, batch, ValueRange{r}));
-          Value x0 = roiAt(0), y0 = roiAt(1), x1 = roiAt(2), y1 = roiAt(3);
-          Value roiW = sub(x1, x0), roiH = sub(y1, y0);
-          if (!halfPixel) {
-            roiW = maxf(roiW, fc(1));
-            roiH = maxf(roiH, fc(1));
-          }
-          Value binW = b.create<arith::DivFOp>(l, roiW, fc(outW));
-          Value binH = b.create<arith::DivFOp>(l, roiH, fc(outH));
-          Value baseY = add(y0, mul(toF(idx(2)), binH)), baseX = add(x0, mul(toF(idx(3)), binW));
-          // One bilinear sample at (y, x), 0 beyond a pixel outside the map.
-          auto sample = [&](Value y, Value xx) {
-            Value outside = b.create<arith::OrIOp>(
-                l,
-                b.create<arith::OrIOp>(l, cmp(arith::CmpFPredicate::OLT, y, fc(-1)),
-                                       cmp(arith::CmpFPredicate::OGT, y, fc(height))),
-                b.create<arith::OrIOp>(l, cmp(arith::CmpFPredicate::OLT, xx, fc(-1)),
-                                       cmp(arith::CmpFPredicate::OGT, xx, fc(width))));
-            auto axis = [&](Value v, int64_t size) {
-              v = maxf(v, fc(0));
-              Value lo = b.create<math::FloorOp>(l, v);
-              Value atEnd = cmp(arith::CmpFPredicate::OGE, lo, fc(size - 1));
-              lo = b.create<arith::SelectOp>(l, atEnd, fc(size - 1), lo);
-              Value hi = b.create<arith::SelectOp>(l, atEnd, lo, add(lo, fc(1)));
-              v = b.create<arith::SelectOp>(l, atEnd, lo, v);
-              Value frac = sub(v, lo);
-              auto index = [&](Value f) {
-                return b.create<arith::IndexCastOp>(
-                    l, b.getIndexType(), b.create<arith::FPToSIOp>(l, b.getI64Type(), f))
-                    .getResult();
-              };
-              return std::make_tuple(index(lo), index(hi), frac);
-            };
-            auto [yl, yh, ly] = axis(y, height);
-            auto [xl, xh, lx] = axis(xx, width);
-            auto at = [&](Value yi, Value xi) {
-              return b.create<tensor::ExtractOp>(l, x, ValueRange{n, c, yi, xi}).getResult();
-            };
-            Value hy = sub(fc(1), ly), hx = sub(fc(1), lx);
-            Value v = add(add(mul(mul(hy, hx), at(yl, xl)), mul(mul(hy, lx), at(yl, xh))),
-                          add(mul(mul(ly, hx), at(yh, xl)), mul(mul(ly, lx), at(yh, xh))));
-            return b.create<arith::SelectOp>(l, outside, fc(0), v).getResult();
-          };
-          Value sum = fc(0);
-          for (int64_t iy = 0; iy < ratio; ++iy) {
-            Value y = add(baseY, mul(fc((iy + 0.5) / ratio), binH));
-            for (int64_t ix = 0; ix < ratio; ++ix)
-              sum = add(sum, sample(y, add(baseX, mul(fc((ix + 0.5) / ratio), binW))));
-          }
-          b.create<linalg::YieldOp>(l, mul(sum, fc(1.0 / (ratio * ratio))));
-        });
-    rewriter.replaceOp(op, generic.getResults());
+          return std::make_tuple(index(lo), index(hi), frac);
+        };
+        auto [yl, yh, ly] = axis(y, height);
+        auto [xl, xh, lx] = axis(xx, width);
+        auto at = [&](Value yi, Value xi) {
+          return b.create<tensor::ExtractOp>(l, x, ValueRange{n, c, yi, xi}).getResult();
+        };
+        Value hy = m.sub(m.c(1), ly), hx = m.sub(m.c(1), lx);
+        Value v = m.add(m.add(m.mul(m.mul(hy, hx), at(yl, xl)), m.mul(m.mul(hy, lx), at(yl, xh))),
+                      m.add(m.mul(m.mul(ly, hx), at(yh, xl)), m.mul(m.mul(ly, lx), at(yh, xh))));
+        return b.create<arith::SelectOp>(l, outside, m.c(0), v).getResult();
+      };
+      Value sum = m.c(0);
+      for (int64_t iy = 0; iy < ratio; ++iy) {
+        Value y = m.add(baseY, m.mul(m.c((iy + 0.5) / ratio), binH));
+        for (int64_t ix = 0; ix < ratio; ++ix)
+          sum = m.add(sum, sample(y, m.add(baseX, m.mul(m.c((ix + 0.5) / ratio), binW))));
+      }
+      return m.mul(sum, m.c(1.0 / (ratio * ratio)));
+    });
+    rewriter.replaceOp(op, sampled);
     return success();
   }
 };
