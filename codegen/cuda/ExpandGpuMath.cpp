@@ -13,7 +13,10 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/TypeUtilities.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+#include <cmath>
 
 namespace kiln {
 #define GEN_PASS_DEF_EXPANDGPUMATH
@@ -66,17 +69,54 @@ struct ExpandIPowI : OpRewritePattern<math::IPowIOp> {
   }
 };
 
+/// math.powf as exp(b * log|a|) with C's pow rules where MLIR's own expansion
+/// differs: a negative base with a non-integer exponent is NaN (MLIR's gives
+/// -|a|^b), with an odd integer exponent the result is negated; b = 0 or a = 1
+/// gives 1 (even for NaN).
+struct ExpandPowF : OpRewritePattern<math::PowFOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(math::PowFOp op, PatternRewriter &rw) const override {
+    Location loc = op.getLoc();
+    Type type = op.getType();
+    auto floatType = dyn_cast<FloatType>(getElementTypeOrSelf(type));
+    if (!floatType || isa<ShapedType>(type))
+      return failure();
+    auto c = [&](double v) {
+      return rw.create<arith::ConstantOp>(loc, rw.getFloatAttr(floatType, v)).getResult();
+    };
+    auto cmp = [&](arith::CmpFPredicate p, Value x, Value y) {
+      return rw.create<arith::CmpFOp>(loc, p, x, y).getResult();
+    };
+    Value a = op.getLhs(), b = op.getRhs();
+    Value magnitude = rw.create<math::ExpOp>(
+        loc, rw.create<arith::MulFOp>(loc, b, rw.create<math::LogOp>(
+                                                  loc, rw.create<math::AbsFOp>(loc, a))));
+    Value integral = cmp(arith::CmpFPredicate::OEQ, rw.create<math::FloorOp>(loc, b), b);
+    Value odd = rw.create<arith::AndIOp>(
+        loc, integral,
+        cmp(arith::CmpFPredicate::ONE, rw.create<arith::RemFOp>(loc, b, c(2)), c(0)));
+    Value negativeBase = cmp(arith::CmpFPredicate::OLT, a, c(0));
+    Value negated = rw.create<arith::SelectOp>(
+        loc, odd, rw.create<arith::NegFOp>(loc, magnitude), magnitude);
+    Value forNegative = rw.create<arith::SelectOp>(loc, integral, negated, c(NAN));
+    Value result = rw.create<arith::SelectOp>(loc, negativeBase, forNegative, magnitude);
+    Value one = rw.create<arith::OrIOp>(loc, cmp(arith::CmpFPredicate::OEQ, b, c(0)),
+                                        cmp(arith::CmpFPredicate::OEQ, a, c(1)));
+    rw.replaceOpWithNewOp<arith::SelectOp>(op, one, c(1), result);
+    return success();
+  }
+};
+
 struct ExpandGpuMathPass : kiln::impl::ExpandGpuMathBase<ExpandGpuMathPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<ExpandIPowI>(&getContext());
+    patterns.add<ExpandIPowI, ExpandPowF>(&getContext());
     populateExpandTanPattern(patterns);
     populateExpandSinhPattern(patterns);
     populateExpandCoshPattern(patterns);
     populateExpandAsinhPattern(patterns);
     populateExpandAcoshPattern(patterns);
     populateExpandAtanhPattern(patterns);
-    populateExpandPowFPattern(patterns);
     populateExpandFPowIPattern(patterns);
     populateExpandRoundFPattern(patterns);
     MathPolynomialApproximationOptions approx;
