@@ -54,7 +54,8 @@ def Decompose : Pass<"kiln-decompose", "mlir::ModuleOp"> {
     input forms; RNN, GRU and LSTM an input projection and unrolled per-step
     recurrence (DecomposeRecurrent.cpp); an If decided at run time whose branches
     give the same static types runs both and selects with Where; DFT becomes MatMuls
-    with constant cosine and sine matrices; MaxUnpool a ScatterElements into zeros.
+    with constant cosine and sine matrices (STFT with constant frame parameters: its
+    frames gathered, windowed, then that DFT); MaxUnpool a ScatterElements into zeros.
     New ops are typed
     by their shape functions (OnnxBuilder.h).
 

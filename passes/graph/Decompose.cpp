@@ -140,6 +140,58 @@ FailureOr<SmallVector<Value>> decomposeDft(Operation *op, OnnxBuilder &ob) {
   return SmallVector<Value>{axis == rank - 2 ? y : ob.transpose(y, perm)};
 }
 
+/// STFT-17 with a constant frame step and length (the model's, or frozen with
+/// --input-value): the frames gathered by constant indices, times the window, then
+/// a DFT over each frame (decomposed as above).
+FailureOr<SmallVector<Value>> decomposeStft(Operation *op, OnnxBuilder &ob) {
+  auto scalarOf = [](Value v) -> std::optional<int64_t> {
+    auto d = dyn_cast_or_null<DenseElementsAttr>(kiln::constantValueOf(v));
+    if (!d || d.getNumElements() != 1)
+      return std::nullopt;
+    return (*d.template getValues<APInt>().begin()).getSExtValue();
+  };
+  Value signal = op->getOperand(0), window = op->getOperand(2);
+  auto type = cast<RankedTensorType>(signal.getType());
+  std::optional<int64_t> step = scalarOf(op->getOperand(1));
+  std::optional<int64_t> length =
+      !absent(window) ? cast<RankedTensorType>(window.getType()).getDimSize(0)
+                      : (absent(op->getOperand(3)) ? std::nullopt : scalarOf(op->getOperand(3)));
+  if (!step || !length) {
+    op->emitError() << "STFT needs a constant frame_step and frame length (a window, or "
+                       "frame_length frozen with --input-value)";
+    return failure();
+  }
+  int64_t samples = type.getDimSize(1);
+  if (*step <= 0 || *length <= 0 || *length > samples) {
+    op->emitError() << "STFT frame_step " << *step << " and frame length " << *length
+                    << " do not fit a signal of " << samples;
+    return failure();
+  }
+  int64_t frames = (samples - *length) / *step + 1;
+  SmallVector<int64_t> indices;
+  for (int64_t f = 0; f < frames; ++f)
+    for (int64_t j = 0; j < *length; ++j)
+      indices.push_back(f * *step + j);
+  auto indexType = RankedTensorType::get({frames, *length}, ob.b.getI64Type());
+  Type elem = type.getElementType();
+  Value framed = ob.create("Gather", {signal, ob.constant(DenseElementsAttr::get(indexType, ArrayRef(indices)))},
+                           elem, {ob.b.getNamedAttr("axis", ob.b.getI64IntegerAttr(1))});
+  if (!absent(window))
+    framed = ob.binary("Mul", framed, ob.reshape(window, {1, 1, *length, 1}));
+  Value dft = ob.create(
+      "DFT", {framed, ob.none()}, elem,
+      {ob.b.getNamedAttr("axis", ob.b.getI64IntegerAttr(2)),
+       ob.b.getNamedAttr("inverse", ob.b.getI64IntegerAttr(0)),
+       ob.b.getNamedAttr("onesided", op->getAttrOfType<IntegerAttr>("onesided"))});
+  Operation *dftOp = dft.getDefiningOp();
+  OnnxBuilder atDft(dftOp);
+  FailureOr<SmallVector<Value>> spectrum = decomposeDft(dftOp, atDft);
+  if (failed(spectrum))
+    return failure();
+  dftOp->erase();
+  return spectrum;
+}
+
 /// The decomposition of `op`, or an empty list when it is not one to decompose.
 /// Fails (after reporting) when the op is one but in a form Kiln lacks.
 FailureOr<SmallVector<Value>> decompose(Operation *op) {
@@ -314,6 +366,8 @@ FailureOr<SmallVector<Value>> decompose(Operation *op) {
   }
   if (name == "DFT")
     return decomposeDft(op, ob);
+  if (name == "STFT")
+    return decomposeStft(op, ob);
   if (auto ifOp = dyn_cast<onnx::IfOp>(op))
     return selectBranches(ifOp, ob);
   if (name == "RNN" || name == "GRU" || name == "LSTM")

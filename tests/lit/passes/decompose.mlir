@@ -122,3 +122,30 @@ func.func @dft_onesided(%x: tensor<2x8x1xf32>) -> tensor<2x5x2xf32> {
   %y = "onnx.DFT"(%x, %none) <{axis = 1 : i64, inverse = 0 : i64, onesided = 1 : i64}> : (tensor<2x8x1xf32>, none) -> tensor<2x5x2xf32>
   return %y : tensor<2x5x2xf32>
 }
+
+// -----
+
+// STFT with a constant frame step and a window: frames gathered by constant
+// indices (3 frames of 4 from 8 samples, step 2), windowed, then the DFT's MatMuls.
+// CHECK-LABEL: func.func @stft
+// CHECK-NOT: onnx.STFT
+// CHECK-NOT: onnx.DFT
+// CHECK: "onnx.Constant"() <{value = dense<{{\[\[}}0, 1, 2, 3], [2, 3, 4, 5], [4, 5, 6, 7]]> : tensor<3x4xi64>}>
+// CHECK: "onnx.Gather"({{.*}}) <{axis = 1 : i64}> : (tensor<1x8x1xf32>, tensor<3x4xi64>) -> tensor<1x3x4x1xf32>
+// CHECK: "onnx.Mul"
+// CHECK: "onnx.MatMul"({{.*}}) : (tensor<1x3x4xf32>, tensor<4x3xf32>) -> tensor<1x3x3xf32>
+func.func @stft(%x: tensor<1x8x1xf32>, %w: tensor<4xf32>) -> tensor<1x3x3x2xf32> {
+  %none = onnx.NoValue
+  %step = "onnx.Constant"() <{value = dense<2> : tensor<i64>}> : () -> tensor<i64>
+  %y = "onnx.STFT"(%x, %step, %w, %none) <{onesided = 1 : i64}> : (tensor<1x8x1xf32>, tensor<i64>, tensor<4xf32>, none) -> tensor<1x3x3x2xf32>
+  return %y : tensor<1x3x3x2xf32>
+}
+
+// -----
+
+func.func @stft_runtime_step(%x: tensor<1x8x1xf32>, %step: tensor<i64>, %w: tensor<4xf32>) -> tensor<1x3x3x2xf32> {
+  %none = onnx.NoValue
+  // expected-error @+1 {{STFT needs a constant frame_step and frame length}}
+  %y = "onnx.STFT"(%x, %step, %w, %none) <{onesided = 1 : i64}> : (tensor<1x8x1xf32>, tensor<i64>, tensor<4xf32>, none) -> tensor<1x3x3x2xf32>
+  return %y : tensor<1x3x3x2xf32>
+}
