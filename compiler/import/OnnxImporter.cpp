@@ -51,16 +51,6 @@ const llvm::StringMap<OpSignature> &opSignatures() {
   return table;
 }
 
-/// The dialect op for ONNX operator `name` whose schema starts at `sinceVersion`.
-std::string dialectOpName(const std::string &name, int sinceVersion) {
-  static const std::map<std::pair<std::string, int>, std::string> table = {
-#define KILN_ONNX_VERSIONED_OP(n, v, op) {{n, v}, op},
-#include "dialects/onnx/OnnxOpVersions.inc"
-  };
-  auto it = table.find({name, sinceVersion});
-  return it == table.end() ? "onnx." + name : it->second;
-}
-
 /// "node 'conv1' (Conv)"; an unnamed node is named by its first output.
 std::string nodeLabel(const ::onnx::NodeProto &node) {
   std::string label;
@@ -436,7 +426,7 @@ LogicalResult Importer::importNode(const ::onnx::NodeProto &node) {
   if (since == 0)
     return fail(nodeLabel(node) + ": unknown operator at opset " +
                 std::to_string(opset));
-  std::string opName = dialectOpName(node.op_type(), since);
+  std::string opName = kiln::onnx::dialectOpName(node.op_type(), since);
   auto sigIt = opSignatures().find(opName);
   std::optional<RegisteredOperationName> registered =
       RegisteredOperationName::lookup(opName, &context);

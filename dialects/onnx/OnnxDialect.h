@@ -26,6 +26,9 @@ mlir::LogicalResult inferResultTypes(mlir::Operation *op,
                                      std::string &why);
 /// The ONNX operator type of an onnx dialect op ("onnx.ClipV6" -> "Clip").
 std::string onnxOperatorName(mlir::Operation *op);
+/// The dialect op of ONNX operator `name` whose schema starts at `sinceVersion`
+/// ("Clip", 6 -> "onnx.ClipV6"; the newest versions are unsuffixed).
+std::string dialectOpName(const std::string &name, int sinceVersion);
 } // namespace kiln::onnx
 
 #include "dialects/onnx/OnnxDialect.h.inc"

@@ -28,9 +28,12 @@ using namespace mlir;
 namespace kiln::onnx {
 namespace {
 
-/// Constants larger than this are not handed to schema functions (none needs the
-/// values of a large tensor; copying weights would cost time).
-constexpr int64_t kMaxDataElements = 1 << 16;
+/// Constant operands larger than this are not handed to schema functions: the
+/// values they read are shapes, axes, pads, scales, repeats (rank-sized), and
+/// copying weights for every op would cost compile time.
+constexpr int64_t kMaxDataElements = 4096;
+/// Tensor attributes (a Constant's value) up to this size are handed over.
+constexpr int64_t kMaxAttributeElements = 1 << 16;
 
 int32_t onnxDataType(Type t) {
   using TP = ::onnx::TensorProto;
@@ -94,9 +97,9 @@ bool toTypeProto(Type type, ::onnx::TypeProto &proto) {
 
 /// The bytes of a small constant in ONNX's raw layout; false when it is too large
 /// or of a kind Kiln does not hand over.
-bool toTensorProto(ElementsAttr attr, ::onnx::TensorProto &proto) {
+bool toTensorProto(ElementsAttr attr, ::onnx::TensorProto &proto, int64_t maxElements) {
   ShapedType type = attr.getShapedType();
-  if (!type.hasStaticShape() || type.getNumElements() > kMaxDataElements)
+  if (!type.hasStaticShape() || type.getNumElements() > maxElements)
     return false;
   int32_t dt = onnxDataType(type.getElementType());
   if (dt == ::onnx::TensorProto::UNDEFINED)
@@ -174,7 +177,7 @@ bool toAttributeProto(Attribute attr, ::onnx::AttributeProto::AttributeType kind
     return true;
   case AP::TENSOR:
     if (auto e = dyn_cast<ElementsAttr>(attr))
-      return toTensorProto(e, *proto.mutable_t());
+      return toTensorProto(e, *proto.mutable_t(), kMaxAttributeElements);
     return false;
   default:
     return false;
@@ -242,18 +245,17 @@ int opsetOf(Operation *op) {
   return kMaxOnnxOpset;
 }
 
-/// The dialect op of ONNX operator `name` at schema version `since`.
-std::string dialectOpName(const std::string &name, int since) {
+} // namespace
+
+std::string dialectOpName(const std::string &name, int sinceVersion) {
   static const std::map<std::pair<std::string, int>, std::string> versioned = {
 #define KILN_ONNX_VERSIONED_OP(n, v, dialectOp) {{n, v}, dialectOp},
 #define KILN_ONNX_OP_SIGNATURE(...)
 #include "dialects/onnx/OnnxOpVersions.inc"
   };
-  auto it = versioned.find({name, since});
+  auto it = versioned.find({name, sinceVersion});
   return it == versioned.end() ? "onnx." + name : it->second;
 }
-
-} // namespace
 
 std::string onnxOperatorName(Operation *op) {
   static const llvm::StringMap<std::string> versioned = [] {
@@ -307,7 +309,7 @@ LogicalResult inferResultTypes(Operation *op, ArrayRef<Attribute> operandValues,
     ctx.inputPresent[i] = toTypeProto(op->getOperand(i).getType(), ctx.inputTypes[i]);
     if (i < operandValues.size())
       if (auto e = dyn_cast_or_null<ElementsAttr>(operandValues[i]))
-        ctx.inputHasData[i] = toTensorProto(e, ctx.inputData[i]);
+        ctx.inputHasData[i] = toTensorProto(e, ctx.inputData[i], kMaxDataElements);
   }
   // Trailing absent inputs are not inputs at all for ONNX.
   while (!ctx.inputTypes.empty() && !ctx.inputPresent.back()) {

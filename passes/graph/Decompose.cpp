@@ -305,9 +305,8 @@ FailureOr<SmallVector<Value>> decompose(Operation *op) {
   if (name == "PRelu") {
     // Before opset 7 a 1-D slope is per channel (axis 1), not broadcast from the
     // right as numpy does.
-    auto opset = op->getParentOfType<ModuleOp>()
-                     ? op->getParentOfType<ModuleOp>()->getAttrOfType<IntegerAttr>("onnx.opset")
-                     : IntegerAttr();
+    auto module = op->getParentOfType<ModuleOp>();
+    auto opset = module ? module->getAttrOfType<IntegerAttr>("onnx.opset") : IntegerAttr();
     auto slope = cast<RankedTensorType>(in(1).getType());
     auto x = cast<RankedTensorType>(in(0).getType());
     if (opset && opset.getInt() < 7 && slope.getRank() == 1 && slope.getDimSize(0) > 1 &&

@@ -892,6 +892,13 @@ DenseElementsAttr evaluateOnnxOp(Operation *op, ArrayRef<Attribute> operandValue
   if (op->getNumResults() != 1 || op->getNumRegions() != 0)
     return {};
   Evaluator e{op, kiln::onnx::onnxOperatorName(op), {}};
+  // Beyond Shape and Size every present operand must be a constant: read them
+  // only then (this runs for every op of the model).
+  if (e.name != "Shape" && e.name != "Size")
+    for (unsigned k = 0; k < op->getNumOperands(); ++k)
+      if (!isa<NoneType>(op->getOperand(k).getType()) &&
+          (k >= operandValues.size() || !operandValues[k]))
+        return {};
   for (unsigned k = 0; k < op->getNumOperands(); ++k)
     e.ins.push_back(k < operandValues.size() ? read(operandValues[k]) : std::nullopt);
   std::optional<HostTensor> result = e.run();

@@ -196,6 +196,31 @@ struct InferShapesPass : kiln::impl::InferShapesBase<InferShapesPass> {
     return results;
   }
 
+  /// `parts` (static shapes) stacked along `axis`: each gets a unit dim there.
+  static Value stack(kiln::OnnxBuilder &ob, ArrayRef<Value> parts, int64_t axis) {
+    SmallVector<Value> unit;
+    for (Value p : parts) {
+      auto t = cast<RankedTensorType>(p.getType());
+      SmallVector<int64_t> shape(t.getShape());
+      if (axis < 0)
+        axis += t.getRank() + 1;
+      shape.insert(shape.begin() + axis, 1);
+      unit.push_back(ob.reshape(p, shape));
+    }
+    return ob.concat(unit, axis);
+  }
+
+  /// Replaces an unrolled Scan or Loop by the values its copies computed.
+  LogicalResult replaceUnrolled(Operation *op, ArrayRef<Value> values) {
+    for (auto [result, value] : llvm::zip(op->getResults(), values)) {
+      if (!merge(result.getType(), value.getType()))
+        return contradiction(op, result.getResultNumber(), result.getType(), value.getType());
+      result.replaceAllUsesWith(value);
+    }
+    op->erase();
+    return success();
+  }
+
   /// Scan with static shapes: unrolled over the scan axis (and, for Scan-8, over
   /// the batch axis), each step a copy of the body; scan outputs are stacked.
   /// Left alone (the tensor phase reports it) when a shape is not static or
@@ -229,19 +254,6 @@ struct InferShapesPass : kiln::impl::InferShapesBase<InferShapesPass> {
                          outAxes = ints("scan_output_axes", k),
                          outDirs = ints("scan_output_directions", k);
     kiln::OnnxBuilder ob(scan);
-    // Stacks `parts` along `axis` (each gets a unit dim there).
-    auto stack = [&](ArrayRef<Value> parts, int64_t axis) {
-      SmallVector<Value> unit;
-      for (Value p : parts) {
-        auto t = cast<RankedTensorType>(p.getType());
-        SmallVector<int64_t> shape(t.getShape());
-        if (axis < 0)
-          axis += t.getRank() + 1;
-        shape.insert(shape.begin() + axis, 1);
-        unit.push_back(ob.reshape(p, shape));
-      }
-      return ob.concat(unit, axis);
-    };
     // The scan over one batch element (all of them for Scan-9).
     auto scanOnce = [&](SmallVector<Value> states, ArrayRef<Value> inputs)
         -> FailureOr<SmallVector<Value>> {
@@ -277,7 +289,7 @@ struct InferShapesPass : kiln::impl::InferShapesBase<InferShapesPass> {
       for (int64_t i = 0; i < k; ++i) {
         if (outDirs[i])
           std::reverse(outs[i].begin(), outs[i].end());
-        results.push_back(stack(outs[i], outAxes[i]));
+        results.push_back(stack(ob, outs[i], outAxes[i]));
       }
       return results;
     };
@@ -306,15 +318,9 @@ struct InferShapesPass : kiln::impl::InferShapesBase<InferShapesPass> {
           perBatch[i].push_back((*r)[i]);
       }
       for (auto &parts : perBatch)
-        results.push_back(stack(parts, 0));
+        results.push_back(stack(ob, parts, 0));
     }
-    for (auto [result, value] : llvm::zip(scan->getResults(), results)) {
-      if (!merge(result.getType(), value.getType()))
-        return contradiction(scan, result.getResultNumber(), result.getType(), value.getType());
-      result.replaceAllUsesWith(value);
-    }
-    scan->erase();
-    return success();
+    return replaceUnrolled(scan, results);
   }
 
   /// Loop whose trip count and condition are constants (a model's own, or frozen
@@ -371,23 +377,12 @@ struct InferShapesPass : kiln::impl::InferShapesBase<InferShapesPass> {
     for (unsigned i = 0; i < scans; ++i) {
       if (outs[i].empty())
         return loop.emitError() << "Loop runs no iteration but has scan outputs";
-      SmallVector<Value> unit;
-      for (Value v : outs[i]) {
+      for (Value v : outs[i])
         if (!isStatic(v.getType()) || isa<NoneType>(v.getType()))
           return loop.emitError() << "scan output " << i << " of the Loop body has no static shape";
-        SmallVector<int64_t> shape(cast<RankedTensorType>(v.getType()).getShape());
-        shape.insert(shape.begin(), 1);
-        unit.push_back(ob.reshape(v, shape));
-      }
-      results.push_back(ob.concat(unit, 0));
+      results.push_back(stack(ob, outs[i], 0));
     }
-    for (auto [result, value] : llvm::zip(loop.getResults(), results)) {
-      if (!merge(result.getType(), value.getType()))
-        return contradiction(loop, result.getResultNumber(), result.getType(), value.getType());
-      result.replaceAllUsesWith(value);
-    }
-    loop.erase();
-    return success();
+    return replaceUnrolled(loop, results);
   }
 
   /// Replaces `ifOp` by the ops of `branch` (which may use values from above) and

@@ -1,11 +1,13 @@
 //===- Constant.cpp - Lower onnx.Constant to arith.constant ---------------===//
 //
 // This file implements the constant family: every attribute form of
-// onnx.Constant (value, value_float(s), value_int(s)) becomes an arith.constant of
-// the converted type. Dense resources keep their blob (no copy); unsigned element
-// types are reinterpreted as signless of the same width.
+// onnx.Constant (value, value_float(s), value_int(s), read by constantValueOf)
+// becomes an arith.constant of the converted type. Dense resources keep their
+// blob (no copy); unsigned element types are reinterpreted as signless of the
+// same width.
 //
 //===----------------------------------------------------------------------===//
+#include "passes/graph/EvaluateOnnx.h"
 #include "passes/lowering/LoweringUtils.h"
 
 #include "mlir/IR/BuiltinDialect.h"
@@ -38,24 +40,8 @@ struct ConstantLowering : OpConversionPattern<onnx::ConstantOp> {
     if (!type)
       return failure();
     Attribute value;
-    if (op.getValue()) {
-      value = retype(*op.getValue(), type);
-    } else if (auto f = op.getValueFloatAttr()) {
-      value = DenseElementsAttr::get(type, f.getValue());
-    } else if (auto i = op.getValueIntAttr()) {
-      value = DenseElementsAttr::get(
-          type, APInt(64, static_cast<uint64_t>(i.getInt()), /*isSigned=*/true));
-    } else if (auto fs = op.getValueFloatsAttr()) {
-      SmallVector<APFloat> v;
-      for (Attribute a : fs)
-        v.push_back(cast<FloatAttr>(a).getValue());
-      value = DenseElementsAttr::get(type, v);
-    } else if (auto is = op.getValueIntsAttr()) {
-      SmallVector<APInt> v;
-      for (Attribute a : is)
-        v.push_back(APInt(64, static_cast<uint64_t>(cast<IntegerAttr>(a).getInt()), true));
-      value = DenseElementsAttr::get(type, v);
-    }
+    if (ElementsAttr v = constantValueOf(op.getOutput()))
+      value = retype(v, type);
     if (!value)
       return failure();
     rewriter.replaceOpWithNewOp<arith::ConstantOp>(op, type, cast<TypedAttr>(value));

@@ -149,3 +149,29 @@ func.func @stft_runtime_step(%x: tensor<1x8x1xf32>, %step: tensor<i64>, %w: tens
   %y = "onnx.STFT"(%x, %step, %w, %none) <{onesided = 1 : i64}> : (tensor<1x8x1xf32>, tensor<i64>, tensor<4xf32>, none) -> tensor<1x3x3x2xf32>
   return %y : tensor<1x3x3x2xf32>
 }
+
+// -----
+
+func.func @dft_runtime_length(%x: tensor<1x8x1xf32>, %n: tensor<i64>) -> tensor<1x8x2xf32> {
+  // expected-error @+1 {{DFT's dft_length must be a constant (freeze it with --input-value)}}
+  %y = "onnx.DFT"(%x, %n) <{axis = 1 : i64, inverse = 0 : i64, onesided = 0 : i64}> : (tensor<1x8x1xf32>, tensor<i64>) -> tensor<1x8x2xf32>
+  return %y : tensor<1x8x2xf32>
+}
+
+// -----
+
+func.func @rnn_unknown_activation(%x: tensor<2x1x3xf32>, %w: tensor<1x4x3xf32>, %r: tensor<1x4x4xf32>) -> tensor<1x1x4xf32> {
+  %none = onnx.NoValue
+  // expected-error @+1 {{activation 'gelu' of RNN is not supported}}
+  %y, %yh = "onnx.RNN"(%x, %w, %r, %none, %none, %none) <{activations = ["Gelu"], hidden_size = 4 : i64}> : (tensor<2x1x3xf32>, tensor<1x4x3xf32>, tensor<1x4x4xf32>, none, none, none) -> (none, tensor<1x1x4xf32>)
+  return %yh : tensor<1x1x4xf32>
+}
+
+// -----
+
+func.func @maxunpool_output_too_small(%x: tensor<1x1x2x2xf32>, %i: tensor<1x1x2x2xi64>) -> tensor<1x1x3x3xf32> {
+  %none = onnx.NoValue
+  // expected-error @+1 {{MaxUnpool's output_shape is smaller than the unpooled shape}}
+  %y = "onnx.MaxUnpool"(%x, %i, %none) <{kernel_shape = [2, 2], strides = [2, 2]}> : (tensor<1x1x2x2xf32>, tensor<1x1x2x2xi64>, none) -> tensor<1x1x3x3xf32>
+  return %y : tensor<1x1x3x3xf32>
+}

@@ -123,3 +123,31 @@ func.func @scan_sum(%init: tensor<2xf32>, %x: tensor<3x2xf32>) -> (tensor<*xf32>
   }) : (tensor<2xf32>, tensor<3x2xf32>) -> (tensor<*xf32>, tensor<*xf32>)
   return %s, %o : tensor<*xf32>, tensor<*xf32>
 }
+
+// -----
+
+func.func @scan_lengths_differ(%init: tensor<2xf32>, %x: tensor<3x2xf32>, %y: tensor<4x2xf32>) -> tensor<*xf32> {
+  // expected-error @+1 {{Scan's inputs differ in length along their scan axes}}
+  %s = "onnx.Scan"(%init, %x, %y) <{num_scan_inputs = 2 : i64}> ({
+  ^bb0(%sum: tensor<*xf32>, %a: tensor<*xf32>, %b: tensor<*xf32>):
+    %r = "onnx.Add"(%sum, %a) : (tensor<*xf32>, tensor<*xf32>) -> tensor<*xf32>
+    onnx.Yield %r : tensor<*xf32>
+  }) : (tensor<2xf32>, tensor<3x2xf32>, tensor<4x2xf32>) -> tensor<*xf32>
+  return %s : tensor<*xf32>
+}
+
+// -----
+
+// A constant trip count, but the body's condition depends on the data.
+func.func @loop_runtime_condition(%x: tensor<f32>) -> tensor<*xf32> {
+  %n = "onnx.Constant"() <{value = dense<3> : tensor<i64>}> : () -> tensor<i64>
+  %t = "onnx.Constant"() <{value = dense<true> : tensor<i1>}> : () -> tensor<i1>
+  // expected-error @+1 {{the condition of Loop iteration 0 depends on run-time values}}
+  %r = "onnx.Loop"(%n, %t, %x) ({
+  ^bb0(%i: tensor<i64>, %c: tensor<i1>, %acc: tensor<*xf32>):
+    %zero = "onnx.Constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
+    %go = "onnx.Greater"(%acc, %zero) : (tensor<*xf32>, tensor<f32>) -> tensor<*xi1>
+    onnx.Yield %go, %acc : tensor<*xi1>, tensor<*xf32>
+  }) : (tensor<i64>, tensor<i1>, tensor<f32>) -> tensor<*xf32>
+  return %r : tensor<*xf32>
+}
