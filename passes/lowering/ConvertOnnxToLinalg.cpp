@@ -39,7 +39,7 @@ std::string unsupportedReason(Operation *op) {
     bool statistics = op->getNumResults() > 1 && !isa<NoneType>(op->getResult(1).getType());
     if ((training && training.getInt()) || statistics)
       return "training-mode BatchNormalization (batch statistics, running-mean "
-             "outputs) is not supported (Kiln compiles inference)";
+             "outputs) is decomposed only with static shapes (kiln-decompose)";
   }
   // The graph phase resolves the control flow it can (kiln-infer-shapes,
   // kiln-decompose); what reaches here needs run-time control flow.

@@ -175,3 +175,52 @@ func.func @maxunpool_output_too_small(%x: tensor<1x1x2x2xf32>, %i: tensor<1x1x2x
   %y = "onnx.MaxUnpool"(%x, %i, %none) <{kernel_shape = [2, 2], strides = [2, 2]}> : (tensor<1x1x2x2xf32>, tensor<1x1x2x2xi64>, none) -> tensor<1x1x3x3xf32>
   return %y : tensor<1x1x3x3xf32>
 }
+
+// -----
+
+// TfIdfVectorizer: unigrams (5, 7) counted once, the bigram (5, 7) at skips 0 and
+// 1 (windows of 5 and 4): each window compared with the pool column by column,
+// And-ed, summed over the windows; constant matrices map the counts to the
+// outputs with their TFIDF weights.
+// CHECK-LABEL: func.func @tfidf
+// CHECK-NOT: onnx.TfIdfVectorizer
+// CHECK: %[[U:.*]] = "onnx.Equal"(%{{.*}}, %{{.*}}) : (tensor<2x6x1xi32>, tensor<2xi32>) -> tensor<2x6x2xi1>
+// CHECK: "onnx.ReduceSum"(%{{.*}}, %{{.*}}) <{keepdims = 0 : i64, noop_with_empty_axes = 0 : i64}> : (tensor<2x6x2xf32>, tensor<1xi64>) -> tensor<2x2xf32>
+// CHECK: dense<{{\[\[}}1.000000e+00, 0.000000e+00, 0.000000e+00], [0.000000e+00, 2.000000e+00, 0.000000e+00]]>
+// CHECK: "onnx.And"(%{{.*}}, %{{.*}}) : (tensor<2x5x1xi1>, tensor<2x5x1xi1>) -> tensor<2x5x1xi1>
+// CHECK: "onnx.And"(%{{.*}}, %{{.*}}) : (tensor<2x4x1xi1>, tensor<2x4x1xi1>) -> tensor<2x4x1xi1>
+// CHECK: dense<{{\[\[}}0.000000e+00, 0.000000e+00, 4.000000e+00]]>
+// CHECK: %[[Y:.*]] = "onnx.Add"(%{{.*}}, %{{.*}}) : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK: return %[[Y]]
+func.func @tfidf(%x: tensor<2x6xi32>) -> tensor<2x3xf32> {
+  %y = "onnx.TfIdfVectorizer"(%x) <{mode = "TFIDF", min_gram_length = 1 : i64, max_gram_length = 2 : i64, max_skip_count = 1 : i64, ngram_counts = [0, 2], ngram_indexes = [0, 1, 2], pool_int64s = [5, 7, 5, 7], weights = [1.0 : f32, 2.0 : f32, 4.0 : f32]}> : (tensor<2x6xi32>) -> tensor<2x3xf32>
+  return %y : tensor<2x3xf32>
+}
+
+// -----
+
+func.func @tfidf_bad_counts(%x: tensor<6xi64>) -> tensor<2xf32> {
+  // expected-error @+1 {{TfIdfVectorizer's ngram_counts do not partition pool_int64s}}
+  %y = "onnx.TfIdfVectorizer"(%x) <{mode = "TF", min_gram_length = 2 : i64, max_gram_length = 2 : i64, max_skip_count = 0 : i64, ngram_counts = [0, 1], ngram_indexes = [0, 1], pool_int64s = [5, 7, 9, 11]}> : (tensor<6xi64>) -> tensor<2xf32>
+  return %y : tensor<2xf32>
+}
+
+// -----
+
+// BatchNormalization in training mode: batch mean and population variance over
+// axes 0 and 2; running statistics input * momentum + batch * (1 - momentum).
+// CHECK-LABEL: func.func @bn_training
+// CHECK: %[[M:.*]] = "onnx.ReduceMean"(%arg0, %{{.*}}) <{keepdims = 1 : i64, noop_with_empty_axes = 0 : i64}> : (tensor<2x3x4xf32>, tensor<2xi64>) -> tensor<1x3x1xf32>
+// CHECK: %[[C:.*]] = "onnx.Sub"(%arg0, %[[M]])
+// CHECK: %[[SQ:.*]] = "onnx.Mul"(%[[C]], %[[C]])
+// CHECK: %[[V:.*]] = "onnx.ReduceMean"(%[[SQ]], %{{.*}})
+// CHECK: "onnx.Sqrt"
+// CHECK: %[[Y:.*]] = "onnx.Add"(%{{.*}}, %{{.*}}) : (tensor<2x3x4xf32>, tensor<3x1xf32>) -> tensor<2x3x4xf32>
+// CHECK: %[[RM:.*]] = "onnx.Add"(%{{.*}}, %{{.*}}) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+// CHECK: "onnx.Reshape"(%[[V]], %{{.*}})
+// CHECK: %[[RV:.*]] = "onnx.Add"(%{{.*}}, %{{.*}}) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+// CHECK: return %[[Y]], %[[RM]], %[[RV]]
+func.func @bn_training(%x: tensor<2x3x4xf32>, %s: tensor<3xf32>, %b: tensor<3xf32>, %m: tensor<3xf32>, %v: tensor<3xf32>) -> (tensor<2x3x4xf32>, tensor<3xf32>, tensor<3xf32>) {
+  %y, %rm, %rv = "onnx.BatchNormalization"(%x, %s, %b, %m, %v) <{epsilon = 1.0e-2 : f32, momentum = 0.5 : f32, training_mode = 1 : i64}> : (tensor<2x3x4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<2x3x4xf32>, tensor<3xf32>, tensor<3xf32>)
+  return %y, %rm, %rv : tensor<2x3x4xf32>, tensor<3xf32>, tensor<3xf32>
+}
