@@ -151,8 +151,7 @@ def FormKernels : Pass<"kiln-form-kernels", "mlir::func::FuncOp"> {
     The kernels phase. Each compute op (linalg, or a tensor op that makes a new
     tensor) becomes a kiln.kernel with the cheap producers it needs
     (tensor.empty, scalar constants, fills) cloned inside; graph inputs, weights
-    and other kernels' results are its inputs. One op per kernel for now: fusion
-    will merge groups without changing this form.
+    and other kernels' results are its inputs.
 
     Before:
     ```mlir
@@ -168,7 +167,17 @@ def FormKernels : Pass<"kiln-form-kernels", "mlir::func::FuncOp"> {
       kiln.yield %g : tensor<4xf32>
     }
     ```
+
+    Producers then join their consumer's kernel by rules, each of which
+    `disable` (kiln compile --no-fuse=RULE) turns off: `epilogue` (an elementwise
+    generic that alone reads a reduction's result at the same index) and `pad` (a
+    tensor.pad read only by a reduction). A kernel yields the results its
+    members give to ops outside it.
   }];
+  let options = [
+    ListOption<"disabledRules", "disable", "std::string",
+               "Fusion rules to leave out (epilogue, pad; all: every one)">
+  ];
   let dependentDialects = ["kiln::KilnDialect"];
 }
 

@@ -166,13 +166,16 @@ LogicalResult StageBuilder::prepare() {
       kept.push_back(op);
   }
   stageOps = kept;
+  absorbPaddings();
+  absorbEpilogues();
 
   // Buffers the kernel allocates and writes become scratch views.
   for (Operation *op : prelude) {
     auto alloc = dyn_cast<memref::AllocOp>(op);
     // Only buffers a stage writes need memory; the others only give a shape
     // (a pooling window) and are dropped as dead code.
-    if (!alloc || llvm::none_of(stageOps, [&](linalg::GenericOp s) {
+    if (!alloc || elided.contains(alloc.getResult()) ||
+        llvm::none_of(stageOps, [&](linalg::GenericOp s) {
           return llvm::any_of(s.getDpsInits(), [&](Value v) {
             Operation *root = v.getDefiningOp();
             while (root && isa<ViewLikeOpInterface>(root))
@@ -191,6 +194,130 @@ LogicalResult StageBuilder::prepare() {
     scratch += ceilDiv(bytes, kScratchAlign) * kScratchAlign;
   }
   return success();
+}
+
+/// The stages that read or write `buffer` (directly, not through views).
+static SmallVector<linalg::GenericOp> stagesTouching(ArrayRef<linalg::GenericOp> stages,
+                                                    Value buffer) {
+  SmallVector<linalg::GenericOp> touching;
+  for (linalg::GenericOp s : stages)
+    if (llvm::is_contained(s->getOperands(), buffer))
+      touching.push_back(s);
+  return touching;
+}
+
+/// An all-parallel stage with identity maps writing only `init`.
+static bool isPlainWrite(linalg::GenericOp s, Value init) {
+  return s.getNumReductionLoops() == 0 && s.getNumDpsInits() == 1 &&
+         s.getDpsInitOperand(0)->get() == init &&
+         llvm::all_of(s.getIndexingMapsArray(), [](AffineMap m) { return m.isIdentity(); });
+}
+
+void StageBuilder::absorbPaddings() {
+  for (Operation *op : prelude) {
+    auto alloc = dyn_cast<memref::AllocOp>(op);
+    if (!alloc)
+      continue;
+    Value buffer = alloc.getResult();
+    // fill(buffer) with a value from outside the body; copy(source -> subview).
+    SmallVector<linalg::GenericOp> writers = stagesTouching(stageOps, buffer);
+    if (writers.empty() || !isPlainWrite(writers[0], buffer) ||
+        writers[0].getNumDpsInputs() > 1)
+      continue;
+    linalg::GenericOp fill = writers[0];
+    Block &fillBody = fill.getRegion().front();
+    Value value = fillBody.getTerminator()->getOperand(0);
+    if (auto arg = dyn_cast<BlockArgument>(value);
+        arg && arg.getOwner() == &fillBody && arg.getArgNumber() == 0 && fill.getNumDpsInputs() == 1)
+      value = fill.getDpsInputOperand(0)->get();
+    if (value.getParentRegion() == &fill.getRegion() || isa<ShapedType>(value.getType()))
+      continue;
+    if (!llvm::all_of(ArrayRef(writers).drop_front(), [&](linalg::GenericOp s) {
+          return !llvm::is_contained(s.getDpsInits(), buffer);
+        }))
+      continue;
+    auto view = llvm::find_if(buffer.getUsers(), [](Operation *u) {
+      return isa<memref::SubViewOp>(u);
+    });
+    if (view == buffer.getUsers().end())
+      continue;
+    auto subview = cast<memref::SubViewOp>(*view);
+    auto copyIt = llvm::find_if(stageOps, [&](linalg::GenericOp s) {
+      return isPlainWrite(s, subview.getResult()) && s.getNumDpsInputs() == 1 &&
+             isa<MemRefType>(s.getDpsInputOperand(0)->get().getType()) &&
+             s.getRegion().front().getTerminator()->getOperand(0) ==
+                 s.getRegion().front().getArgument(0);
+    });
+    if (copyIt == stageOps.end() || llvm::count_if(buffer.getUsers(), [](Operation *u) {
+          return isa<memref::SubViewOp>(u);
+        }) != 1)
+      continue;
+    linalg::GenericOp copy = *copyIt;
+    Value source = copy.getDpsInputOperand(0)->get();
+    auto sourceType = cast<MemRefType>(source.getType());
+    if (!sourceType.getLayout().isIdentity() ||
+        llvm::any_of(subview.getStaticStrides(), [](int64_t s) { return s != 1; }) ||
+        llvm::any_of(subview.getStaticOffsets(), ShapedType::isDynamic) ||
+        subview.getStaticSizes() != sourceType.getShape())
+      continue;
+    // The copy must come after the fill and before every reader.
+    auto position = [&](linalg::GenericOp s) {
+      return llvm::find(stageOps, s) - stageOps.begin();
+    };
+    if (position(copy) < position(fill) ||
+        llvm::any_of(ArrayRef(writers).drop_front(),
+                     [&](linalg::GenericOp r) { return position(r) < position(copy); }))
+      continue;
+    paddings[buffer] = {source, value, SmallVector<int64_t>(subview.getStaticOffsets())};
+    elided.insert(buffer);
+    llvm::erase(stageOps, fill);
+    llvm::erase(stageOps, copy);
+  }
+}
+
+void StageBuilder::absorbEpilogues() {
+  SmallVector<linalg::GenericOp> kept;
+  for (size_t i = 0; i < stageOps.size(); ++i) {
+    linalg::GenericOp op = stageOps[i];
+    kept.push_back(op);
+    if (i + 1 == stageOps.size() || op.getNumReductionLoops() == 0 ||
+        op.getNumDpsInits() != 1 || !foldedInit.count({op.getOperation(), 0u}))
+      continue;
+    // The intermediate: a buffer of the kernel's own, or (bufferized in place) the
+    // output the epilogue overwrites at the same index.
+    Value buffer = op.getDpsInitOperand(0)->get();
+    auto alloc = buffer.getDefiningOp<memref::AllocOp>();
+    linalg::GenericOp next = stageOps[i + 1];
+    if (llvm::any_of(buffer.getUsers(),
+                     [](Operation *u) { return isa<ViewLikeOpInterface>(u); }))
+      continue;
+    SmallVector<linalg::GenericOp> touching = stagesTouching(stageOps, buffer);
+    auto type = cast<MemRefType>(buffer.getType());
+    if (touching.size() != 2 || touching[1] != next || next.getNumReductionLoops() != 0 ||
+        llvm::count(next.getDpsInputs(), buffer) != 1 ||
+        next.getStaticLoopRanges() != SmallVector<int64_t>(type.getShape()))
+      continue;
+    OpOperand *in = llvm::find_if(next.getDpsInputOperands(), [&](OpOperand *o) {
+      return o->get() == buffer;
+    })[0];
+    if (!next.getMatchingIndexingMap(in).isIdentity())
+      continue;
+    bool inPlace = false, clobbers = false;
+    for (OpOperand &out : next.getDpsInitsMutable())
+      if (out.get() == buffer) {
+        inPlace = next.getMatchingIndexingMap(&out).isIdentity() &&
+                  next.getMatchingBlockArgument(&out).use_empty();
+        clobbers = !inPlace;
+      }
+    if (clobbers || (!alloc && !inPlace))
+      continue;
+    epilogues[op] = next;
+    intermediates.insert(buffer);
+    if (!inPlace)
+      elided.insert(buffer);
+    ++i;
+  }
+  stageOps = kept;
 }
 
 gpu::GPUFuncOp StageBuilder::startStage(OpBuilder &b, ArrayRef<int64_t> block) {
@@ -244,7 +371,27 @@ void StageBuilder::storeOutput(OpBuilder &b, linalg::GenericOp op, unsigned outI
                                Value value, ValueRange loopIdx) {
   OpOperand *out = op.getDpsInitOperand(outIndex);
   auto idx = affine::expandAffineMap(b, op.getLoc(), op.getMatchingIndexingMap(out), loopIdx);
-  b.create<memref::StoreOp>(op.getLoc(), value, mapping.lookupOrDefault(out->get()), *idx);
+  auto it = epilogues.find(op);
+  if (it == epilogues.end()) {
+    b.create<memref::StoreOp>(op.getLoc(), value, mapping.lookupOrDefault(out->get()), *idx);
+    return;
+  }
+  // The epilogue's loops are the intermediate's indices (identity map): its body
+  // takes `value` for the intermediate and loads its other operands there.
+  linalg::GenericOp epilogue = it->second;
+  Block &body = epilogue.getRegion().front();
+  SmallVector<Value> epilogueIdx(idx->begin(), idx->end());
+  for (OpOperand *in : epilogue.getDpsInputOperands())
+    if (in->get() == out->get())
+      mapping.map(body.getArgument(in->getOperandNumber()), value);
+  SmallVector<Value> outs;
+  for (unsigned j = 0; j < epilogue.getNumDpsInits(); ++j)
+    outs.push_back(body.getArgument(epilogue.getNumDpsInputs() + j).use_empty()
+                       ? Value()
+                       : initialValue(b, epilogue, j, epilogueIdx));
+  SmallVector<Value> results = applyBody(b, epilogue, epilogueIdx, outs);
+  for (auto [j, result] : llvm::enumerate(results))
+    storeOutput(b, epilogue, j, result, epilogueIdx);
 }
 
 Value StageBuilder::loadOperand(OpBuilder &b, linalg::GenericOp op, OpOperand &operand,
@@ -256,7 +403,32 @@ Value StageBuilder::loadOperand(OpBuilder &b, linalg::GenericOp op, OpOperand &o
   AffineMap map = op.getMatchingIndexingMap(&operand);
   std::optional<SmallVector<Value, 8>> idx =
       affine::expandAffineMap(b, loc, map, loopIdx);
-  return b.create<memref::LoadOp>(loc, source, *idx);
+  auto padding = paddings.find(operand.get());
+  if (padding == paddings.end())
+    return b.create<memref::LoadOp>(loc, source, *idx);
+  // A padded buffer: the source at the index minus the low padding (clamped, so
+  // the load stays in bounds), the padding value outside it.
+  auto sourceType = cast<MemRefType>(padding->second.source.getType());
+  Value inside;
+  for (auto [d, i] : llvm::enumerate(*idx)) {
+    int64_t size = sourceType.getDimSize(d), low = padding->second.low[d];
+    auto bufferType = cast<MemRefType>(operand.get().getType());
+    if (low == 0 && size == bufferType.getDimSize(d))
+      continue;
+    Value shifted = b.create<arith::SubIOp>(loc, i, cIndex(b, loc, low));
+    Value ok = b.create<arith::AndIOp>(
+        loc, b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sge, shifted, cIndex(b, loc, 0)),
+        b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, shifted, cIndex(b, loc, size)));
+    inside = inside ? b.create<arith::AndIOp>(loc, inside, ok).getResult() : ok;
+    i = b.create<arith::MinSIOp>(
+        loc, b.create<arith::MaxSIOp>(loc, shifted, cIndex(b, loc, 0)), cIndex(b, loc, size - 1));
+  }
+  Value loaded = b.create<memref::LoadOp>(
+      loc, mapping.lookupOrDefault(padding->second.source), *idx);
+  if (!inside)
+    return loaded;
+  return b.create<arith::SelectOp>(loc, inside, loaded,
+                                   mapping.lookupOrDefault(padding->second.value));
 }
 
 Value StageBuilder::initialValue(OpBuilder &b, linalg::GenericOp op, unsigned outIndex,
@@ -273,7 +445,8 @@ SmallVector<Value> StageBuilder::applyBody(OpBuilder &b, linalg::GenericOp op,
   Block &body = op.getRegion().front();
   for (OpOperand *in : op.getDpsInputOperands()) {
     BlockArgument arg = body.getArgument(in->getOperandNumber());
-    if (!arg.use_empty())
+    // An epilogue's intermediate is mapped by storeOutput.
+    if (!arg.use_empty() && !intermediates.contains(in->get()))
       mapping.map(arg, loadOperand(b, op, *in, loopIdx));
   }
   for (auto [i, v] : llvm::enumerate(outs))

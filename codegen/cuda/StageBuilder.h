@@ -4,7 +4,10 @@
 // linalg op). StageBuilder holds what every mapping strategy needs: the kernel's
 // prelude (scalar code, views, scratch buffers), fills folded into reductions, and
 // the helpers that start a gpu.func, load operands at loop indices, clone a linalg
-// body and record the stage's geometry. The strategies themselves live in one file
+// body and record the stage's geometry. Two kinds of stage never launch: a padding
+// (the fill and copy of a tensor.pad's buffer: readers load the source with bounds
+// checks) and an epilogue (an elementwise stage that alone reads a reduction's
+// intermediate at the same index: applied where the reduction stores). The strategies themselves live in one file
 // each (MappingStrategies.h).
 //
 //===----------------------------------------------------------------------===//
@@ -81,9 +84,11 @@ public:
   /// The output's initial value: a folded fill's constant, or a load.
   mlir::Value initialValue(mlir::OpBuilder &b, mlir::linalg::GenericOp op,
                            unsigned outIndex, mlir::ValueRange loopIdx);
-  /// Stores `value` into output `outIndex` of `op` at `loopIdx`.
+  /// Stores `value` into output `outIndex` of `op` at `loopIdx`; where `op` has an
+  /// absorbed epilogue, applies it to the value and stores its results instead.
   void storeOutput(mlir::OpBuilder &b, mlir::linalg::GenericOp op, unsigned outIndex,
                    mlir::Value value, mlir::ValueRange loopIdx);
+  bool hasEpilogue(mlir::linalg::GenericOp op) const { return epilogues.count(op); }
 
   /// Kernel values -> their clones in the current stage.
   mlir::IRMapping mapping;
@@ -96,6 +101,22 @@ private:
   llvm::SmallVector<mlir::Attribute> stages;
   /// Reduction outputs whose initial value is a folded fill: (op, out) -> value.
   llvm::DenseMap<std::pair<mlir::Operation *, unsigned>, mlir::Value> foldedInit;
+  /// A padded buffer the kernel never materializes: reads of it load `source` at
+  /// the index minus `low` where in bounds, `value` elsewhere.
+  struct Padding {
+    mlir::Value source, value;
+    llvm::SmallVector<int64_t> low;
+  };
+  llvm::DenseMap<mlir::Value, Padding> paddings;
+  /// Reduction stage -> the elementwise stage applied where it stores (its
+  /// intermediate buffer is never written).
+  llvm::DenseMap<mlir::Operation *, mlir::linalg::GenericOp> epilogues;
+  /// Buffers no stage writes any more (paddings, epilogue intermediates).
+  llvm::DenseSet<mlir::Value> elided;
+  /// Epilogue intermediates: their readers take the stored value instead.
+  llvm::DenseSet<mlir::Value> intermediates;
+  void absorbPaddings();
+  void absorbEpilogues();
   /// Kernel-internal buffers: alloc -> byte offset in the scratch argument.
   llvm::DenseMap<mlir::Operation *, int64_t> scratchOffsets;
   int64_t scratch = 0;

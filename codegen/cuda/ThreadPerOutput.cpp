@@ -77,7 +77,7 @@ LogicalResult mapThreadPerOutput(StageBuilder &builder, linalg::GenericOp op, co
   Value first = perThread == 1
                     ? Value()
                     : b.create<arith::MulIOp>(loc, parIdx.back(), cIndex(b, loc, perThread));
-  SmallVector<std::tuple<Value, Value, SmallVector<Value, 8>>> stores;
+  SmallVector<std::tuple<unsigned, Value, SmallVector<Value>>> stores;
   for (int64_t k = 0; k < perThread; ++k) {
     if (perThread > 1)
       loopIdx[par.back()] =
@@ -113,17 +113,14 @@ LogicalResult mapThreadPerOutput(StageBuilder &builder, linalg::GenericOp op, co
       for (unsigned d : red)
         loopIdx[d] = zero;
     }
-    for (unsigned j = 0; j < op.getNumDpsInits(); ++j) {
-      OpOperand *out = op.getDpsInitOperand(j);
-      auto idx = affine::expandAffineMap(b, loc, op.getMatchingIndexingMap(out), loopIdx);
-      stores.push_back({results[j], builder.mapping.lookupOrDefault(out->get()), *idx});
-    }
+    for (unsigned j = 0; j < op.getNumDpsInits(); ++j)
+      stores.push_back({j, results[j], loopIdx});
   }
   // Stores after all of the thread's loads: the loads and the stores each stay adjacent
   // (mergeable into vector accesses though arguments may alias), and every read still
   // precedes the writes, as the op's semantics have it.
-  for (auto &[value, memref, idx] : stores)
-    b.create<memref::StoreOp>(loc, value, memref, idx);
+  for (auto &[j, value, idx] : stores)
+    builder.storeOutput(b, op, j, value, idx);
   b.setInsertionPointAfter(ifOp);
   builder.finishStage(b, fn, {blocks, 1, 1}, {threads, 1, 1}, /*sync=*/false);
   return success();

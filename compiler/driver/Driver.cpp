@@ -287,7 +287,7 @@ bool compileModel(const CompileRequest &request, std::string &error) {
   });
   // Phase by phase, so that the report can time each one.
   CompileOptions options;
-  options.fuse = request.fuse;
+  options.noFuse = request.noFuse;
   options.target = target.get();
   CompileReport report;
   report.model = path;

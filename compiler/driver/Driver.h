@@ -52,8 +52,8 @@ struct CompileRequest {
   std::string compileTo = "emit";
   std::string target = "host";
   TargetOptions targetOptions;
-  /// Fuse in the kernels phase (off: one op per kernel).
-  bool fuse = true;
+  /// Fusion rules left out (CompileOptions::noFuse; "all": one op per kernel).
+  std::vector<std::string> noFuse;
   /// The artifact directory, or with compileTo the IR file ("" or "-": stdout).
   std::string output;
   /// Also build libmodel.so.

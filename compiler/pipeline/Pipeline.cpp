@@ -72,9 +72,14 @@ void buildTensorPipeline(OpPassManager &pm, const CompileOptions &) {
 }
 
 void buildKernelsPipeline(OpPassManager &pm, const CompileOptions &options) {
-  if (options.fuse)
+  auto off = [&](const char *rule) {
+    return llvm::is_contained(options.noFuse, rule) || llvm::is_contained(options.noFuse, "all");
+  };
+  if (!off("elementwise"))
     pm.addNestedPass<func::FuncOp>(createFuseElementwise());
-  pm.addNestedPass<func::FuncOp>(createFormKernels());
+  FormKernelsOptions form;
+  form.disabledRules = options.noFuse;
+  pm.addNestedPass<func::FuncOp>(createFormKernels(form));
 }
 
 void buildPlanPipeline(OpPassManager &pm, const CompileOptions &) {

@@ -16,6 +16,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace kiln {
 
@@ -29,8 +30,9 @@ struct CompileOptions {
   /// The target whose codegen phase runs (codegen/Target.h); only the codegen phase
   /// reads it, every earlier phase is target-independent.
   const Target *target = nullptr;
-  /// Fuse elementwise chains in the kernels phase (off: one op per kernel).
-  bool fuse = true;
+  /// Fusion rules of the kernels phase left out: elementwise (kiln-fuse-elementwise),
+  /// epilogue, pad (kiln-form-kernels), or all (one op per kernel).
+  std::vector<std::string> noFuse;
 };
 
 void buildGraphPipeline(mlir::OpPassManager &pm, const CompileOptions &options);

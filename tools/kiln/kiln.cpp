@@ -81,7 +81,7 @@ int main(int argc, char **argv) {
 
   kiln::CompileRequest compileRequest;
   std::string emitKind = "src";
-  bool noFuse = false;
+  std::string noFuse;
   CLI::App *compileCmd = app.add_subcommand(
       "compile", "Compile a model: artifacts in -o DIR, or one phase's IR with --compile-to");
   addModelOptions(compileCmd, compileRequest.model);
@@ -105,8 +105,9 @@ int main(int argc, char **argv) {
                          "src: model.h/.cpp/.o/.weights; lib: also libmodel.so");
   compileCmd->add_option("--cpu", compileRequest.targetOptions.cpu,
                          "Host CPU to tune for (default: native)");
-  compileCmd->add_flag("--no-fuse", noFuse,
-                       "One op per kernel (no elementwise fusion), for comparison");
+  compileCmd->add_flag("--no-fuse{all}", noFuse,
+                       "Leave fusion out, for comparison: --no-fuse (one op per kernel) "
+                       "or --no-fuse=RULE[,RULE] with rules elementwise, epilogue, pad");
   compileCmd->add_option("--report", compileRequest.report,
                          "Write the compile report (kernels, memory, phase times) as JSON");
   compileCmd->add_option("--report-html", compileRequest.reportHtml,
@@ -156,7 +157,14 @@ int main(int argc, char **argv) {
     if (emitKind != "src" && emitKind != "lib")
       return reportError("--emit '" + emitKind + "' must be src or lib");
     compileRequest.buildLibrary = emitKind == "lib";
-    compileRequest.fuse = !noFuse;
+    for (llvm::StringRef rest = noFuse; !rest.empty();) {
+      auto [rule, tail] = rest.split(',');
+      if (!llvm::is_contained({"all", "elementwise", "epilogue", "pad"}, rule))
+        return reportError("--no-fuse: unknown rule '" + rule.str() +
+                           "' (all, elementwise, epilogue, pad)");
+      compileRequest.noFuse.push_back(rule.str());
+      rest = tail;
+    }
     if (const char *cxx = std::getenv("CXX"))
       compileRequest.cxx = cxx;
     return check(kiln::compileModel(compileRequest, error), error);
