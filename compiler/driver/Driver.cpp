@@ -310,6 +310,8 @@ bool compileModel(const CompileRequest &request, std::string &error) {
       report.collectKernels(*module);
     if (p == Phase::Plan)
       report.collectPlan(*module);
+    if (p == Phase::Codegen)
+      report.collectCodegen(*module);
   }
 
   if (*phase != Phase::Emit)

@@ -9,6 +9,7 @@
 #include "passes/plan/MemoryPlan.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
@@ -83,6 +84,57 @@ void CompileReport::collectPlan(ModuleOp module) {
         llvm::count_if(schedule, [](const Step &s) { return s.kernel != "copy"; }));
     streams = static_cast<int64_t>(used.size());
   });
+  // Traffic: every buffer a launch takes, read or written once; FLOPs: the ops of
+  // each linalg body times its loop trip count.
+  auto bytesOf = [](Value v) {
+    auto type = cast<MemRefType>(v.getType());
+    return type.getNumElements() * ((type.getElementTypeBitWidth() + 7) / 8);
+  };
+  llvm::StringMap<int64_t> kernelFlops;
+  for (auto fn : module.getOps<func::FuncOp>()) {
+    int64_t total = 0;
+    fn.walk([&](linalg::LinalgOp op) {
+      int64_t trips = 1;
+      for (int64_t r : op.getStaticLoopRanges())
+        trips *= ShapedType::isDynamic(r) ? 1 : r;
+      int64_t ops = 0;
+      for (Region &region : op->getRegions())
+        region.walk([&](Operation *inner) {
+          if (!isa<linalg::YieldOp, linalg::IndexOp, arith::ConstantOp>(inner))
+            ++ops;
+        });
+      total += trips * ops;
+    });
+    kernelFlops[fn.getName()] = total;
+  }
+  bytesRead = bytesWritten = flops = 0;
+  module.walk([&](LaunchOp l) {
+    auto buffers = l.getBuffers();
+    for (auto [i, v] : llvm::enumerate(buffers))
+      (static_cast<int64_t>(i) < static_cast<int64_t>(l.getNumInputs()) ? bytesRead
+                                                                          : bytesWritten) +=
+          bytesOf(v);
+    flops += kernelFlops.lookup(l.getKernel());
+  });
+  module.walk([&](CopyOp c) {
+    bytesRead += bytesOf(c.getSource());
+    bytesWritten += bytesOf(c.getTarget());
+  });
+}
+
+void CompileReport::collectCodegen(ModuleOp module) {
+  int64_t emitted = 0;
+  bool staged = false;
+  module.walk([&](LaunchOp l) {
+    if (ArrayAttr stages = l.getGpuStagesAttr()) {
+      emitted += static_cast<int64_t>(stages.size());
+      staged = true;
+    } else {
+      ++emitted;
+    }
+  });
+  if (staged)
+    launches = emitted;
 }
 
 bool CompileReport::write(const std::string &path, std::string &error) const {
@@ -114,6 +166,9 @@ bool CompileReport::write(const std::string &path, std::string &error) const {
       {"nodes_in", nodesIn},
       {"kernels_out", static_cast<int64_t>(kernels.size())},
       {"launches", launches},
+      {"bytes_read", bytesRead},
+      {"bytes_written", bytesWritten},
+      {"flops", flops},
       {"ops_fused_per_kernel", std::move(fusedCounts)},
       {"kernels", std::move(kernelList)},
       {"streams", streams},

@@ -26,7 +26,11 @@ struct CompileReport {
   /// Per kernel: its name and the ONNX nodes (by location name) it computes.
   std::vector<std::pair<std::string, std::vector<std::string>>> kernels;
   int64_t streams = 0;
+  /// Launches as emitted: a kernel's GPU stages each launch on cuda and cuda-sim.
   int64_t launches = 0;
+  /// Per inference: global-memory bytes the launches read and write (each buffer
+  /// once per launch that takes it) and the arithmetic ops their loops execute.
+  int64_t bytesRead = 0, bytesWritten = 0, flops = 0;
   int64_t arenaBytes = 0;
   int64_t lowerBoundBytes = 0;
   int64_t naiveBytes = 0;
@@ -49,8 +53,10 @@ struct CompileReport {
 
   /// After the kernels phase: the kernels and the nodes inside each.
   void collectKernels(mlir::ModuleOp module);
-  /// After the plan phase: streams, launches, memory figures.
+  /// After the plan phase: streams, launches, memory figures, bytes and FLOPs.
   void collectPlan(mlir::ModuleOp module);
+  /// After the codegen phase: the launches as emitted (GPU stages).
+  void collectCodegen(mlir::ModuleOp module);
   /// Writes the report as JSON; false with `error` on I/O failure.
   bool write(const std::string &path, std::string &error) const;
   /// Writes the report as one self-contained HTML page (inline SVG, no scripts).

@@ -33,3 +33,98 @@ func.func @two_kernels(%x: tensor<4xf32>) -> tensor<f32> {
   } -> tensor<f32>
   return %s : tensor<f32>
 }
+
+// Fusion rules. epilogue: the elementwise generic that alone reads a reduction's
+// result at the same index joins its kernel, and only its result leaves it; pad:
+// the tensor.pad only a reduction reads joins that reduction's kernel.
+// RUN: kiln-opt %s --kiln-form-kernels=disable=epilogue,pad | FileCheck %s --check-prefix=OFF
+#mk = affine_map<(m, n, k) -> (m, k)>
+#kn = affine_map<(m, n, k) -> (k, n)>
+#mn = affine_map<(m, n, k) -> (m, n)>
+#id2 = affine_map<(m, n) -> (m, n)>
+#col = affine_map<(m, n) -> (n)>
+// CHECK-LABEL: func.func @epilogue
+// CHECK: %[[K:.*]] = kiln.kernel "k0"(%arg0, %arg1, %arg2) : (tensor<2x3xf32>, tensor<3x4xf32>, tensor<4xf32>) -> tensor<2x4xf32> {
+// CHECK: linalg.fill
+// CHECK: %[[MM:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction"]
+// CHECK: %[[EP:.*]] = linalg.generic {{.*}}ins(%[[MM]], %{{.*}} : tensor<2x4xf32>, tensor<4xf32>)
+// CHECK: kiln.yield %[[EP]] : tensor<2x4xf32>
+// CHECK-NOT: kiln.kernel
+// CHECK: return %[[K]]
+// OFF-LABEL: func.func @epilogue
+// OFF: kiln.kernel "k0"
+// OFF: kiln.kernel "k1"
+func.func @epilogue(%a: tensor<2x3xf32>, %b: tensor<3x4xf32>, %bias: tensor<4xf32>) -> tensor<2x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x4xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<2x4xf32>) -> tensor<2x4xf32>
+  %mm = linalg.generic {indexing_maps = [#mk, #kn, #mn], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : tensor<2x3xf32>, tensor<3x4xf32>) outs(%acc : tensor<2x4xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %o, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<2x4xf32>
+  %ep = linalg.generic {indexing_maps = [#id2, #col, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%mm, %bias : tensor<2x4xf32>, tensor<4xf32>) outs(%e : tensor<2x4xf32>) {
+  ^bb0(%x: f32, %c: f32, %o: f32):
+    %s = arith.addf %x, %c : f32
+    %r = arith.maximumf %s, %zero : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4xf32>
+  return %ep : tensor<2x4xf32>
+}
+
+// The reduction's result is also a graph output: the consumer reads it from a
+// kernel of its own.
+// CHECK-LABEL: func.func @shared_result
+// CHECK: kiln.kernel "k0"
+// CHECK: kiln.kernel "k1"
+func.func @shared_result(%a: tensor<2x3xf32>, %b: tensor<3x4xf32>) -> (tensor<2x4xf32>, tensor<2x4xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x4xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<2x4xf32>) -> tensor<2x4xf32>
+  %mm = linalg.generic {indexing_maps = [#mk, #kn, #mn], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : tensor<2x3xf32>, tensor<3x4xf32>) outs(%acc : tensor<2x4xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %o, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<2x4xf32>
+  %ep = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%mm : tensor<2x4xf32>) outs(%e : tensor<2x4xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %r = arith.maximumf %x, %zero : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4xf32>
+  return %mm, %ep : tensor<2x4xf32>, tensor<2x4xf32>
+}
+
+// A window sum over a padded row: the pad is in the reduction's kernel.
+// CHECK-LABEL: func.func @pad_into_window
+// CHECK: %[[K:.*]] = kiln.kernel "k0"(%arg0) : (tensor<6xf32>) -> tensor<6xf32> {
+// CHECK: tensor.pad
+// CHECK: linalg.generic
+// CHECK: kiln.yield
+// CHECK-NOT: kiln.kernel
+// OFF-LABEL: func.func @pad_into_window
+// OFF: kiln.kernel "k0"
+// OFF: tensor.pad
+// OFF: kiln.kernel "k1"
+func.func @pad_into_window(%x: tensor<6xf32>) -> tensor<6xf32> {
+  %zero = arith.constant 0.0 : f32
+  %p = tensor.pad %x low[1] high[1] {
+  ^bb0(%i: index):
+    tensor.yield %zero : f32
+  } : tensor<6xf32> to tensor<8xf32>
+  %w = tensor.empty() : tensor<3xf32>
+  %e = tensor.empty() : tensor<6xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<6xf32>) -> tensor<6xf32>
+  %s = linalg.generic {indexing_maps = [affine_map<(o, k) -> (o + k)>, affine_map<(o, k) -> (k)>, affine_map<(o, k) -> (o)>], iterator_types = ["parallel", "reduction"]}
+      ins(%p, %w : tensor<8xf32>, tensor<3xf32>) outs(%acc : tensor<6xf32>) {
+  ^bb0(%v: f32, %u: f32, %o: f32):
+    %r = arith.addf %o, %v : f32
+    linalg.yield %r : f32
+  } -> tensor<6xf32>
+  return %s : tensor<6xf32>
+}
