@@ -5,12 +5,14 @@
 // elementwise consumer only when that consumer is its sole user, so nothing is
 // computed twice (not even per reduction step).
 // Chains of elementwise ops (bias, activation, residual add, normalization
-// arithmetic) become one generic and therefore one kernel.
+// arithmetic) become one generic and therefore one kernel. Reshapes between them
+// fold into the generics' loops (linalg's fold-by-collapsing).
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Passes.h"
 
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace kiln {
@@ -36,6 +38,17 @@ struct FuseElementwisePass
           return producer && producer->hasOneUse() && consumer &&
                  consumer.getNumReductionLoops() == 0;
         });
+    // A reshape between elementwise generics (a Flatten, the unit dims of a
+    // keepdims reduction) is folded into the generic's loops, so that the chain
+    // meets: expand_shape -> generic becomes a generic over the collapsed dims.
+    linalg::populateFoldReshapeOpsByCollapsingPatterns(patterns, [](OpOperand *fused) {
+      auto consumer = dyn_cast<linalg::LinalgOp>(fused->getOwner());
+      auto producer = fused->get().getDefiningOp<linalg::LinalgOp>();
+      return (!consumer || consumer.getNumReductionLoops() == 0) &&
+             (!producer || producer.getNumReductionLoops() == 0);
+    });
+    tensor::ExpandShapeOp::getCanonicalizationPatterns(patterns, &getContext());
+    tensor::CollapseShapeOp::getCanonicalizationPatterns(patterns, &getContext());
     linalg::FillOp::getCanonicalizationPatterns(patterns, &getContext());
     if (failed(applyPatternsAndFoldGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
