@@ -170,13 +170,14 @@ def FormKernels : Pass<"kiln-form-kernels", "mlir::func::FuncOp"> {
 
     Producers then join their consumer's kernel by rules, each of which
     `disable` (kiln compile --no-fuse=RULE) turns off: `epilogue` (an elementwise
-    generic that alone reads a reduction's result at the same index) and `pad` (a
-    tensor.pad read only by a reduction). A kernel yields the results its
+    generic that alone reads a reduction's result at the same index), `pad` (a
+    tensor.pad read only by a reduction) and `concat` (a Concat's insert_slice
+    chain with the producers of its slices). A kernel yields the results its
     members give to ops outside it.
   }];
   let options = [
     ListOption<"disabledRules", "disable", "std::string",
-               "Fusion rules to leave out (epilogue, pad; all: every one)">
+               "Fusion rules to leave out (epilogue, pad, concat; all: every one)">
   ];
   let dependentDialects = ["kiln::KilnDialect"];
 }

@@ -174,8 +174,12 @@ LogicalResult StageBuilder::prepare() {
     auto alloc = dyn_cast<memref::AllocOp>(op);
     // Only buffers a stage writes need memory; the others only give a shape
     // (a pooling window) and are dropped as dead code.
+    // (A stage writes what its absorbed epilogue writes.)
+    SmallVector<linalg::GenericOp> writers(stageOps);
+    for (auto &[stage, epilogue] : epilogues)
+      writers.push_back(epilogue);
     if (!alloc || elided.contains(alloc.getResult()) ||
-        llvm::none_of(stageOps, [&](linalg::GenericOp s) {
+        llvm::none_of(writers, [&](linalg::GenericOp s) {
           return llvm::any_of(s.getDpsInits(), [&](Value v) {
             Operation *root = v.getDefiningOp();
             while (root && isa<ViewLikeOpInterface>(root))

@@ -10,6 +10,7 @@
 //   epilogue  an elementwise generic that alone reads a reduction's result at the
 //             same index (bias, activation, residual add after a Conv or MatMul)
 //   pad       a tensor.pad read only by a reduction (Conv or pooling padding)
+//   concat    a Concat's insert_slice chain and the producers of its slices
 //
 //===----------------------------------------------------------------------===//
 #include "dialects/kiln/KilnDialect.h"
@@ -17,7 +18,10 @@
 
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
+
+#include <functional>
 
 namespace kiln {
 #define GEN_PASS_DEF_FORMKERNELS
@@ -118,6 +122,16 @@ bool isPadProducer(Operation *producer, Operation *consumer) {
          isReduction(consumer);
 }
 
+/// Rule "concat": a Concat's tensor.insert_slice chain and the producers of the
+/// slices it inserts (each read only there) form one kernel; bufferized, every
+/// producer writes its slice of the result in place (no copies).
+bool isConcatPart(Operation *producer, Operation *consumer) {
+  auto insert = dyn_cast<tensor::InsertSliceOp>(consumer);
+  return insert && producer->getNumResults() == 1 && producer->getResult(0).hasOneUse() &&
+         (insert.getSource() == producer->getResult(0) ||
+          (insert.getDest() == producer->getResult(0) && isa<tensor::InsertSliceOp>(producer)));
+}
+
 struct FormKernelsPass : kiln::impl::FormKernelsBase<FormKernelsPass> {
   using FormKernelsBase::FormKernelsBase;
 
@@ -140,30 +154,44 @@ struct FormKernelsPass : kiln::impl::FormKernelsBase<FormKernelsPass> {
         return signalPassFailure();
       }
 
-    // Groups of anchors, in program order within each; a producer joins its
-    // consumer's group by the rules above.
-    DenseMap<Operation *, unsigned> groupOf;
-    SmallVector<SmallVector<Operation *>> groups;
+    // Groups of anchors (union-find), in program order within each: a producer
+    // and its consumer share a group when a rule joins them. Every producer a
+    // rule joins has its consumer as its only user, so only a group's last
+    // member is read outside it and the kernel can stand where that member was.
+    DenseMap<Operation *, unsigned> index;
+    SmallVector<unsigned> parent;
+    std::function<unsigned(unsigned)> find = [&](unsigned i) {
+      return parent[i] == i ? i : parent[i] = find(parent[i]);
+    };
     for (Operation *anchor : anchors) {
-      std::optional<unsigned> join;
+      unsigned self = parent.size();
+      index[anchor] = self;
+      parent.push_back(self);
+      // An epilogue follows one reduction (the one it is applied to); the other
+      // rules join every producer that fits.
+      bool hasEpilogueProducer = false;
       for (Value v : anchor->getOperands()) {
         Operation *def = v.getDefiningOp();
-        auto it = def ? groupOf.find(def) : groupOf.end();
-        if (it == groupOf.end())
+        auto it = def ? index.find(def) : index.end();
+        if (it == index.end())
           continue;
-        if ((enabled("epilogue") && isEpilogue(def, anchor)) ||
-            (enabled("pad") && isPadProducer(def, anchor))) {
-          join = it->second;
-          break;
-        }
+        bool epilogue = !hasEpilogueProducer && enabled("epilogue") && isEpilogue(def, anchor);
+        hasEpilogueProducer |= epilogue;
+        if (epilogue || (enabled("pad") && isPadProducer(def, anchor)) ||
+            (enabled("concat") && isConcatPart(def, anchor)))
+          parent[find(it->second)] = find(self);
       }
-      if (!join) {
-        join = groups.size();
-        groups.emplace_back();
-      }
-      groups[*join].push_back(anchor);
-      groupOf[anchor] = *join;
     }
+    llvm::MapVector<unsigned, SmallVector<Operation *>> byRoot;
+    for (Operation *anchor : anchors)
+      byRoot[find(index[anchor])].push_back(anchor);
+    SmallVector<SmallVector<Operation *>> groups;
+    for (auto &entry : byRoot)
+      groups.push_back(std::move(entry.second));
+    // Numbered in the order the kernels run (by their last member).
+    llvm::sort(groups, [&](const SmallVector<Operation *> &a, const SmallVector<Operation *> &b) {
+      return index[a.back()] < index[b.back()];
+    });
 
     for (auto [counter, members] : llvm::enumerate(groups)) {
       llvm::SmallPtrSet<Operation *, 4> inGroup(members.begin(), members.end());
@@ -196,8 +224,54 @@ struct FormKernelsPass : kiln::impl::FormKernelsBase<FormKernelsPass> {
       OpBuilder inner = OpBuilder::atBlockEnd(body);
       for (Operation *op : remat)
         inner.clone(*op, mapping);
+      // A Concat's slice is inserted as soon as it is computed, so that the next
+      // producer's output can be placed in the result (empty-tensor elimination
+      // needs the destination defined before the producer).
+      SmallVector<Operation *> pending;
       for (Operation *op : members)
+        if (isa<tensor::InsertSliceOp>(op))
+          pending.push_back(op);
+      auto ready = [&](Operation *op) {
+        return llvm::all_of(op->getOperands(), [&](Value v) {
+          Operation *def = v.getDefiningOp();
+          return !def || !inGroup.contains(def) || mapping.contains(v);
+        });
+      };
+      for (Operation *op : members) {
+        if (isa<tensor::InsertSliceOp>(op))
+          continue;
         inner.clone(*op, mapping);
+        for (bool progress = true; progress;) {
+          progress = false;
+          for (Operation *&p : pending)
+            if (p && ready(p)) {
+              inner.clone(*p, mapping);
+              p = nullptr;
+              progress = true;
+            }
+        }
+      }
+      for (Operation *p : pending) // (every member is cloned by now; kept for safety)
+        if (p)
+          inner.clone(*p, mapping);
+      // One tensor.empty (and fill of it) per use: a shared one would make
+      // bufferization copy where each user could own its buffer.
+      auto splitUses = [&](auto kind) {
+        using OpTy = decltype(kind);
+        for (auto op : llvm::to_vector(body->getOps<OpTy>())) {
+          if (op->getNumResults() != 1 || !isa<RankedTensorType>(op->getResult(0).getType()))
+            continue;
+          SmallVector<OpOperand *> uses;
+          for (OpOperand &use : op->getResult(0).getUses())
+            uses.push_back(&use);
+          for (OpOperand *use : llvm::drop_begin(uses)) {
+            OpBuilder at(use->getOwner());
+            use->set(at.clone(*op)->getResult(0));
+          }
+        }
+      };
+      splitUses(linalg::FillOp());
+      splitUses(tensor::EmptyOp());
       SmallVector<Value> yielded;
       for (Value r : results)
         yielded.push_back(mapping.lookup(r));

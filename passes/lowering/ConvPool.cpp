@@ -7,7 +7,7 @@
 // need no special case; the bias is a broadcast epilogue. MaxPool and AveragePool
 // reduce windows of the padded input (-inf or 0); AveragePool divides by the count
 // of the window's elements that ONNX counts (real ones, or real and explicit pads
-// with count_include_pad), obtained by pooling a tensor of ones the same way.
+// with count_include_pad), counted in closed form from the output index.
 //
 //===----------------------------------------------------------------------===//
 #include "passes/lowering/LoweringUtils.h"
@@ -451,36 +451,60 @@ struct PoolLowering : ConversionPattern {
       return success();
     }
     // Count what each window averages over: real elements, plus the explicit pads
-    // when count_include_pad (never the extra room ceil_mode adds).
+    // when count_include_pad (never the extra room ceil_mode adds). Per spatial
+    // dim the taps t in [0, k) with lo <= o * stride - padLow + t * dilation < hi
+    // are counted in closed form from the output index (no tensor of counts):
+    // lo, hi bound the real input, widened by the explicit pads when included.
     bool includePad = false;
     if (auto a = op->getAttrOfType<IntegerAttr>("count_include_pad"))
       includePad = a.getInt() != 0;
-    Value ones = filledTensor(rewriter, loc, xType, 1);
-    Value counted;
-    if (includePad) {
-      SmallVector<int64_t> explicitHigh = intsOr(op, "pads", 2 * kernel.size(), 0);
-      explicitHigh.erase(explicitHigh.begin(), explicitHigh.begin() + kernel.size());
-      StringRef autoPad = "NOTSET";
-      if (auto a = op->getAttrOfType<StringAttr>("auto_pad"))
-        autoPad = a.getValue();
-      SmallVector<int64_t> extraHigh, high;
-      for (size_t i = 0; i < kernel.size(); ++i) {
-        int64_t explicitPad = autoPad == "NOTSET" ? explicitHigh[i] : w.padHigh[i];
-        explicitPad = std::min(explicitPad, w.padHigh[i]);
-        high.push_back(explicitPad);
-        extraHigh.push_back(w.padHigh[i] - explicitPad);
-      }
-      counted = padSpatial(rewriter, loc, ones, w.padLow, high, 1.0);
-      SmallVector<int64_t> zeros(kernel.size(), 0);
-      counted = padSpatial(rewriter, loc, counted, zeros, extraHigh, 0.0);
-    } else {
-      counted = padSpatial(rewriter, loc, ones, w.padLow, w.padHigh, 0.0);
+    SmallVector<int64_t> lo, hi;
+    ArrayRef<int64_t> inSpatial = xType.getShape().drop_front(2);
+    SmallVector<int64_t> explicitHigh = intsOr(op, "pads", 2 * kernel.size(), 0);
+    StringRef autoPad = "NOTSET";
+    if (auto a = op->getAttrOfType<StringAttr>("auto_pad"))
+      autoPad = a.getValue();
+    for (size_t i = 0; i < kernel.size(); ++i) {
+      int64_t high = autoPad == "NOTSET" ? explicitHigh[kernel.size() + i] : w.padHigh[i];
+      lo.push_back(includePad ? -w.padLow[i] : 0);
+      hi.push_back(inSpatial[i] + (includePad ? std::min(high, w.padHigh[i]) : 0));
     }
-    Value counts = poolWindows(rewriter, loc, counted, type, w, /*isMax=*/false);
-    Value avg = buildElementwise(rewriter, loc, type, ValueRange{pooled, counts},
-                                 [](OpBuilder &b, Location l, ValueRange a) -> Value {
-                                   return b.create<arith::DivFOp>(l, a[0], a[1]);
-                                 });
+    int64_t rank = type.getRank();
+    auto identity = rewriter.getMultiDimIdentityMap(rank);
+    Value init = rewriter.create<tensor::EmptyOp>(loc, type.getShape(), type.getElementType());
+    Value avg =
+        rewriter
+            .create<linalg::GenericOp>(
+                loc, TypeRange{type}, ValueRange{pooled}, ValueRange{init},
+                ArrayRef<AffineMap>{identity, identity},
+                SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
+                [&](OpBuilder &b, Location l, ValueRange args) {
+                  auto c = [&](int64_t v) { return b.create<arith::ConstantIndexOp>(l, v); };
+                  Value count = c(1);
+                  for (size_t i = 0; i < kernel.size(); ++i) {
+                    Value o = b.create<linalg::IndexOp>(l, 2 + i);
+                    Value start = b.create<arith::SubIOp>(
+                        l, b.create<arith::MulIOp>(l, o, c(w.strides[i])), c(w.padLow[i]));
+                    Value dil = c(w.dilations[i]);
+                    // first tap >= lo, last tap < hi, both within the window
+                    Value first = b.create<arith::MaxSIOp>(
+                        l, c(0),
+                        b.create<arith::CeilDivSIOp>(l, b.create<arith::SubIOp>(l, c(lo[i]), start),
+                                                     dil));
+                    Value last = b.create<arith::MinSIOp>(
+                        l, c(kernel[i] - 1),
+                        b.create<arith::FloorDivSIOp>(
+                            l, b.create<arith::SubIOp>(l, c(hi[i] - 1), start), dil));
+                    Value taps = b.create<arith::MaxSIOp>(
+                        l, c(0),
+                        b.create<arith::AddIOp>(l, b.create<arith::SubIOp>(l, last, first), c(1)));
+                    count = b.create<arith::MulIOp>(l, count, taps);
+                  }
+                  Value n = b.create<arith::IndexCastOp>(l, b.getI64Type(), count);
+                  Value f = b.create<arith::SIToFPOp>(l, type.getElementType(), n);
+                  b.create<linalg::YieldOp>(l, b.create<arith::DivFOp>(l, args[0], f).getResult());
+                })
+            .getResult(0);
     rewriter.replaceOp(op, avg);
     return success();
   }

@@ -22,10 +22,24 @@ func.func @maxpool(%x: tensor<1x1x4x4xf32>) -> tensor<1x1x2x2xf32> {
   return %0 : tensor<1x1x2x2xf32>
 }
 
-// Average over real elements only: the window sums of a padded ones tensor divide.
+// Average over real elements only: each window sum is divided by its count of
+// real taps, per dim max(0, min(k - 1, floor((in - 1 - start) / d)) -
+// max(0, ceil((0 - start) / d)) + 1) with start = o * stride - padLow.
 // CHECK-LABEL: func.func @avgpool
-// CHECK-COUNT-2: tensor.pad
-// CHECK: arith.divf
+// CHECK: tensor.pad
+// CHECK-NOT: tensor.pad
+// CHECK: %[[SUM:.*]] = linalg.generic
+// CHECK: linalg.generic {{.*}} ins(%[[SUM]] : tensor<1x1x2x2xf32>)
+// CHECK: %[[O:.*]] = linalg.index 2 : index
+// CHECK: %[[M:.*]] = arith.muli %[[O]], %c2
+// CHECK: %[[START:.*]] = arith.subi %[[M]], %c1
+// CHECK: arith.ceildivsi
+// CHECK: arith.maxsi
+// CHECK: arith.floordivsi
+// CHECK: arith.minsi
+// CHECK: linalg.index 3 : index
+// CHECK: %[[N:.*]] = arith.sitofp %{{.*}} : i64 to f32
+// CHECK: arith.divf %{{.*}}, %[[N]] : f32
 func.func @avgpool(%x: tensor<1x1x4x4xf32>) -> tensor<1x1x2x2xf32> {
   %0 = "onnx.AveragePool"(%x) {kernel_shape = [3, 3], pads = [1, 1, 1, 1], strides = [2, 2], count_include_pad = 0 : i64} : (tensor<1x1x4x4xf32>) -> tensor<1x1x2x2xf32>
   return %0 : tensor<1x1x2x2xf32>

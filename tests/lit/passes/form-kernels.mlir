@@ -37,7 +37,7 @@ func.func @two_kernels(%x: tensor<4xf32>) -> tensor<f32> {
 // Fusion rules. epilogue: the elementwise generic that alone reads a reduction's
 // result at the same index joins its kernel, and only its result leaves it; pad:
 // the tensor.pad only a reduction reads joins that reduction's kernel.
-// RUN: kiln-opt %s --kiln-form-kernels=disable=epilogue,pad | FileCheck %s --check-prefix=OFF
+// RUN: kiln-opt %s --kiln-form-kernels=disable=epilogue,pad,concat | FileCheck %s --check-prefix=OFF
 #mk = affine_map<(m, n, k) -> (m, k)>
 #kn = affine_map<(m, n, k) -> (k, n)>
 #mn = affine_map<(m, n, k) -> (m, n)>
@@ -127,4 +127,40 @@ func.func @pad_into_window(%x: tensor<6xf32>) -> tensor<6xf32> {
     linalg.yield %r : f32
   } -> tensor<6xf32>
   return %s : tensor<6xf32>
+}
+
+// concat: the insert_slice chain and both producers are one kernel; each slice is
+// inserted as soon as it is computed, and every user of a tensor.empty gets its
+// own (so that bufferization writes each producer into its slice, no copies).
+// CHECK-LABEL: func.func @concat
+// CHECK: %[[K:.*]] = kiln.kernel "k0"(%arg0, %arg1) : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x6xf32> {
+// CHECK-DAG: %[[D:.*]] = tensor.empty() : tensor<2x6xf32>
+// CHECK-DAG: %[[E0:.*]] = tensor.empty() : tensor<2x3xf32>
+// CHECK-DAG: %[[E1:.*]] = tensor.empty() : tensor<2x3xf32>
+// CHECK: %[[A:.*]] = linalg.generic {{.*}} outs(%[[E1]] : tensor<2x3xf32>)
+// CHECK: %[[I0:.*]] = tensor.insert_slice %[[A]] into %[[D]][0, 0] [2, 3] [1, 1]
+// CHECK: %[[B:.*]] = linalg.generic {{.*}} outs(%[[E0]] : tensor<2x3xf32>)
+// CHECK: %[[I1:.*]] = tensor.insert_slice %[[B]] into %[[I0]][0, 3] [2, 3] [1, 1]
+// CHECK: kiln.yield %[[I1]]
+// CHECK-NOT: kiln.kernel
+// OFF-LABEL: func.func @concat
+// OFF-COUNT-4: kiln.kernel
+func.func @concat(%x: tensor<2x3xf32>, %y: tensor<2x3xf32>) -> tensor<2x6xf32> {
+  %e = tensor.empty() : tensor<2x3xf32>
+  %a = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<2x3xf32>) outs(%e : tensor<2x3xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %n = arith.negf %v : f32
+    linalg.yield %n : f32
+  } -> tensor<2x3xf32>
+  %b = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%y : tensor<2x3xf32>) outs(%e : tensor<2x3xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %n = math.exp %v : f32
+    linalg.yield %n : f32
+  } -> tensor<2x3xf32>
+  %d = tensor.empty() : tensor<2x6xf32>
+  %i0 = tensor.insert_slice %a into %d[0, 0] [2, 3] [1, 1] : tensor<2x3xf32> into tensor<2x6xf32>
+  %i1 = tensor.insert_slice %b into %i0[0, 3] [2, 3] [1, 1] : tensor<2x3xf32> into tensor<2x6xf32>
+  return %i1 : tensor<2x6xf32>
 }
