@@ -177,7 +177,7 @@ def FormKernels : Pass<"kiln-form-kernels", "mlir::func::FuncOp"> {
   }];
   let options = [
     ListOption<"disabledRules", "disable", "std::string",
-               "Fusion rules to leave out (epilogue, pad, concat; all: every one)">
+               "Fusion rules to leave out (epilogue, pad, concat, reduction; all: every one)">
   ];
   let dependentDialects = ["kiln::KilnDialect"];
 }

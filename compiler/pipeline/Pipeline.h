@@ -31,7 +31,7 @@ struct CompileOptions {
   /// reads it, every earlier phase is target-independent.
   const Target *target = nullptr;
   /// Fusion rules of the kernels phase left out: elementwise (kiln-fuse-elementwise),
-  /// epilogue, pad, concat (kiln-form-kernels), or all (one op per kernel).
+  /// epilogue, pad, concat, reduction (kiln-form-kernels), or all (one op per kernel).
   std::vector<std::string> noFuse;
 };
 

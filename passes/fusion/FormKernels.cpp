@@ -11,6 +11,8 @@
 //             same index (bias, activation, residual add after a Conv or MatMul)
 //   pad       a tensor.pad read only by a reduction (Conv or pooling padding)
 //   concat    a Concat's insert_slice chain and the producers of its slices
+//   reduction row reductions and the elementwise generics around them that read
+//             and write each row at its own index (Softmax, LayerNorm)
 //
 //===----------------------------------------------------------------------===//
 #include "dialects/kiln/KilnDialect.h"
@@ -132,6 +134,71 @@ bool isConcatPart(Operation *producer, Operation *consumer) {
           (insert.getDest() == producer->getResult(0) && isa<tensor::InsertSliceOp>(producer)));
 }
 
+/// Rule "reduction" works on rows: a reduction whose reduction loops all trail
+/// its n parallel ones reduces each row (the first n loop indices) on its own.
+/// Its row rank n, or 0 when it is not such a reduction of one tensor.
+int64_t rowRank(linalg::GenericOp op) {
+  if (op.getNumReductionLoops() == 0 || op.getNumDpsInputs() != 1 ||
+      !isa<RankedTensorType>(op.getDpsInputOperand(0)->get().getType()))
+    return 0;
+  auto iters = op.getIteratorTypesArray();
+  int64_t n = 0;
+  while (n < static_cast<int64_t>(iters.size()) && iters[n] == utils::IteratorType::parallel)
+    ++n;
+  for (size_t i = n; i < iters.size(); ++i)
+    if (iters[i] != utils::IteratorType::reduction)
+      return 0;
+  return n;
+}
+
+/// True when the map's first n results are the loops d0 .. d(n-1).
+bool leadsWithRows(AffineMap map, int64_t n) {
+  if (static_cast<int64_t>(map.getNumResults()) < n)
+    return false;
+  for (int64_t i = 0; i < n; ++i)
+    if (map.getResult(i) != getAffineDimExpr(i, map.getContext()))
+      return false;
+  return true;
+}
+
+/// The value `v` is a view of through reshapes that keep its first n dims (a
+/// row-major reshape with the same leading n sizes keeps every element in its
+/// row); null when one of them does not.
+Value throughRowReshapes(Value v, int64_t n) {
+  while (Operation *def = v.getDefiningOp()) {
+    if (!isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(def))
+      break;
+    auto from = cast<RankedTensorType>(def->getOperand(0).getType());
+    auto to = cast<RankedTensorType>(v.getType());
+    if (from.getRank() < n || to.getRank() < n ||
+        from.getShape().take_front(n) != to.getShape().take_front(n))
+      return Value();
+    v = def->getOperand(0);
+  }
+  return v;
+}
+
+/// Rule "reduction": `consumer` reads `producer`'s result (through reshapes that
+/// keep the rows) row by row: both are generics over the same n leading row
+/// loops, the producer writes and the consumer reads at the row's own index.
+/// A group of such ops (a Softmax, a LayerNorm: row reductions and the
+/// elementwise ops around them) computes each row independently.
+bool isRowEdge(linalg::GenericOp producer, linalg::GenericOp consumer, OpOperand &read,
+               int64_t n) {
+  if (n <= 0 || producer->getNumResults() != 1)
+    return false;
+  SmallVector<int64_t> a = producer.getStaticLoopRanges(), b = consumer.getStaticLoopRanges();
+  if (static_cast<int64_t>(a.size()) < n || static_cast<int64_t>(b.size()) < n ||
+      !std::equal(a.begin(), a.begin() + n, b.begin()))
+    return false;
+  for (int64_t i = 0; i < n; ++i)
+    if (producer.getIteratorTypesArray()[i] != utils::IteratorType::parallel ||
+        consumer.getIteratorTypesArray()[i] != utils::IteratorType::parallel)
+      return false;
+  return leadsWithRows(producer.getMatchingIndexingMap(producer.getDpsInitOperand(0)), n) &&
+         leadsWithRows(consumer.getMatchingIndexingMap(&read), n);
+}
+
 struct FormKernelsPass : kiln::impl::FormKernelsBase<FormKernelsPass> {
   using FormKernelsBase::FormKernelsBase;
 
@@ -160,13 +227,28 @@ struct FormKernelsPass : kiln::impl::FormKernelsBase<FormKernelsPass> {
     // member is read outside it and the kernel can stand where that member was.
     DenseMap<Operation *, unsigned> index;
     SmallVector<unsigned> parent;
+    // Per group root: its row rank under the reduction rule (0: none yet) and
+    // whether it may take part in that rule (only row-local generics).
+    SmallVector<int64_t> rows;
+    SmallVector<bool> rowOnly;
     std::function<unsigned(unsigned)> find = [&](unsigned i) {
       return parent[i] == i ? i : parent[i] = find(parent[i]);
+    };
+    auto unite = [&](unsigned a, unsigned b) {
+      a = find(a), b = find(b);
+      if (a == b)
+        return;
+      parent[a] = b;
+      rowOnly[b] = rowOnly[a] && rowOnly[b];
+      rows[b] = rows[b] ? rows[b] : rows[a];
     };
     for (Operation *anchor : anchors) {
       unsigned self = parent.size();
       index[anchor] = self;
       parent.push_back(self);
+      auto generic = dyn_cast<linalg::GenericOp>(anchor);
+      rows.push_back(generic ? rowRank(generic) : 0);
+      rowOnly.push_back(generic && (generic.getNumReductionLoops() == 0 || rows.back() > 0));
       // An epilogue follows one reduction (the one it is applied to); the other
       // rules join every producer that fits.
       bool hasEpilogueProducer = false;
@@ -178,8 +260,49 @@ struct FormKernelsPass : kiln::impl::FormKernelsBase<FormKernelsPass> {
         bool epilogue = !hasEpilogueProducer && enabled("epilogue") && isEpilogue(def, anchor);
         hasEpilogueProducer |= epilogue;
         if (epilogue || (enabled("pad") && isPadProducer(def, anchor)) ||
-            (enabled("concat") && isConcatPart(def, anchor)))
-          parent[find(it->second)] = find(self);
+            (enabled("concat") && isConcatPart(def, anchor))) {
+          unite(it->second, self);
+          rowOnly[find(self)] = false;
+        }
+      }
+      // Rule "reduction": join the row-local generic producers (seen through
+      // reshapes), all in groups of the same row rank.
+      if (enabled("reduction") && generic && rowOnly[find(self)]) {
+        for (OpOperand &read : generic->getOpOperands()) {
+          Value v = read.get();
+          // The row rank: this group's, else the producer group's, else the
+          // producer's own.
+          Value base = v;
+          while (Operation *def = base.getDefiningOp()) {
+            if (!isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(def))
+              break;
+            base = def->getOperand(0);
+          }
+          auto producer = base.getDefiningOp<linalg::GenericOp>();
+          auto it = producer ? index.find(producer) : index.end();
+          if (it == index.end() || !rowOnly[find(it->second)])
+            continue;
+          int64_t n = rows[find(self)] ? rows[find(self)] : rows[find(it->second)];
+          if (n == 0 || (rows[find(it->second)] && rows[find(it->second)] != n) ||
+              throughRowReshapes(v, n) != base || !isRowEdge(producer, generic, read, n))
+            continue;
+          // Every reader of the producer must be able to follow it in (or it
+          // would be needed outside the group before the kernel).
+          bool allRowReaders = true;
+          std::function<void(Value)> readers = [&](Value r) {
+            for (Operation *user : r.getUsers()) {
+              if (isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(user))
+                readers(user->getResult(0));
+              else if (!isa<linalg::GenericOp>(user))
+                allRowReaders = false;
+            }
+          };
+          readers(base);
+          if (!allRowReaders)
+            continue;
+          unite(it->second, self);
+          rows[find(self)] = n;
+        }
       }
     }
     llvm::MapVector<unsigned, SmallVector<Operation *>> byRoot;
@@ -188,6 +311,34 @@ struct FormKernelsPass : kiln::impl::FormKernelsBase<FormKernelsPass> {
     SmallVector<SmallVector<Operation *>> groups;
     for (auto &entry : byRoot)
       groups.push_back(std::move(entry.second));
+    // A group stands where its last member was: every other reader of a
+    // member's result (seen through reshapes) must come after that. A group that
+    // breaks this (a rule joined ops around an unrelated reader) falls apart into
+    // one kernel per op.
+    SmallVector<SmallVector<Operation *>> valid;
+    for (SmallVector<Operation *> &members : groups) {
+      llvm::SmallPtrSet<Operation *, 8> in(members.begin(), members.end());
+      Operation *last = members.back();
+      std::function<bool(Value)> readEarly = [&](Value v) {
+        return llvm::any_of(v.getUsers(), [&](Operation *user) {
+          if (in.contains(user))
+            return false;
+          if (isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(user) && !isKernelAnchor(user))
+            return llvm::any_of(user->getResults(), readEarly);
+          return user->isBeforeInBlock(last);
+        });
+      };
+      bool ok = llvm::none_of(members, [&](Operation *op) {
+        return llvm::any_of(op->getResults(), readEarly);
+      });
+      if (ok) {
+        valid.push_back(std::move(members));
+        continue;
+      }
+      for (Operation *op : members)
+        valid.push_back({op});
+    }
+    groups = std::move(valid);
     // Numbered in the order the kernels run (by their last member).
     llvm::sort(groups, [&](const SmallVector<Operation *> &a, const SmallVector<Operation *> &b) {
       return index[a.back()] < index[b.back()];
@@ -203,12 +354,21 @@ struct FormKernelsPass : kiln::impl::FormKernelsBase<FormKernelsPass> {
       for (Value v : collected)
         if (!v.getDefiningOp() || !inGroup.contains(v.getDefiningOp()))
           inputs.push_back(v);
-      // Results read outside the group leave the kernel.
+      // Results read outside the group (directly or through the reshapes cloned
+      // into other kernels) leave the kernel.
+      std::function<bool(Value)> readOutside = [&](Value v) {
+        return llvm::any_of(v.getUsers(), [&](Operation *user) {
+          if (inGroup.contains(user))
+            return false;
+          if (isRematerializable(user) && remat.contains(user))
+            return llvm::any_of(user->getResults(), readOutside);
+          return true;
+        });
+      };
       SmallVector<Value> results;
       for (Operation *op : members)
         for (Value r : op->getResults())
-          if (llvm::any_of(r.getUsers(),
-                           [&](Operation *user) { return !inGroup.contains(user); }))
+          if (readOutside(r))
             results.push_back(r);
 
       Operation *last = members.back();
@@ -222,24 +382,35 @@ struct FormKernelsPass : kiln::impl::FormKernelsBase<FormKernelsPass> {
       for (Value in : inputs)
         mapping.map(in, body->addArgument(in.getType(), in.getLoc()));
       OpBuilder inner = OpBuilder::atBlockEnd(body);
-      for (Operation *op : remat)
-        inner.clone(*op, mapping);
-      // A Concat's slice is inserted as soon as it is computed, so that the next
-      // producer's output can be placed in the result (empty-tensor elimination
-      // needs the destination defined before the producer).
+      // Producers and members in program order (a reshape of a member's result
+      // after that member). A Concat's slice is inserted as soon as it is
+      // computed, so that the next producer's output can be placed in the result
+      // (empty-tensor elimination needs the destination defined before it).
       SmallVector<Operation *> pending;
-      for (Operation *op : members)
-        if (isa<tensor::InsertSliceOp>(op))
-          pending.push_back(op);
       auto ready = [&](Operation *op) {
         return llvm::all_of(op->getOperands(), [&](Value v) {
           Operation *def = v.getDefiningOp();
-          return !def || !inGroup.contains(def) || mapping.contains(v);
+          return !def || (!inGroup.contains(def) && !remat.contains(def)) ||
+                 mapping.contains(v);
         });
       };
-      for (Operation *op : members) {
-        if (isa<tensor::InsertSliceOp>(op))
-          continue;
+      // Producers that need no member (empties, constants, fills) first, the
+      // rest (reshapes of members' results) in program order with the members.
+      SmallVector<Operation *> ordered;
+      for (Operation *op : remat) {
+        if (ready(op))
+          inner.clone(*op, mapping);
+        else
+          ordered.push_back(op);
+      }
+      llvm::append_range(ordered, members);
+      llvm::sort(ordered, [](Operation *a, Operation *c) { return a->isBeforeInBlock(c); });
+      for (Operation *op : ordered)
+        if (isa<tensor::InsertSliceOp>(op) && inGroup.contains(op))
+          pending.push_back(op);
+      for (Operation *op : ordered) {
+        if (isa<tensor::InsertSliceOp>(op) && inGroup.contains(op))
+          continue; // inserted from `pending`
         inner.clone(*op, mapping);
         for (bool progress = true; progress;) {
           progress = false;
@@ -278,8 +449,13 @@ struct FormKernelsPass : kiln::impl::FormKernelsBase<FormKernelsPass> {
       inner.create<kiln::YieldOp>(last->getLoc(), yielded);
       for (auto [r, k] : llvm::zip(results, kernel.getResults()))
         r.replaceAllUsesWith(k);
-      for (Operation *op : llvm::reverse(members))
-        op->erase();
+      // Users first: a reshape between two members goes once the later one has.
+      for (Operation *op : llvm::reverse(ordered)) {
+        if (inGroup.contains(op))
+          op->erase();
+        else if (op->use_empty())
+          op->erase();
+      }
     }
     // Producers now cloned into every kernel that needed them (users first).
     for (Operation &op :
