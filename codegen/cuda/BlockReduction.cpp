@@ -4,6 +4,8 @@
 // output per block; the block's threads stride over the reduction (coalesced) and
 // combine their partial results with gpu.all_reduce (warp shuffles, then shared
 // memory across warps). Softmax and norm statistics, Reduce*, global pooling.
+// The row kernel runs such reductions and the elementwise stages around them, all
+// over the same rows, one block per row in one launch.
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/cuda/MappingStrategies.h"
@@ -12,6 +14,8 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -92,21 +96,14 @@ Value identityOf(OpBuilder &b, Location loc, gpu::AllReduceOperation kind, Type 
 }
 } // namespace
 
-void mapBlockReduction(StageBuilder &builder, linalg::GenericOp op, const LoopDims &dims,
-                                     const Combiner &combiner) {
+namespace {
+/// One block reduces `op` at the parallel indices already in `loopIdx`: the
+/// threads stride over the reduction, gpu.all_reduce combines, thread 0 stores.
+void emitBlockReduce(StageBuilder &builder, OpBuilder &b, linalg::GenericOp op,
+                     const LoopDims &dims, const Combiner &combiner,
+                     SmallVector<Value> &loopIdx, Value tid, int64_t threads) {
   Location loc = op.getLoc();
   const auto &[ranges, par, red, parSizes, redSizes, outputs, length] = dims;
-  int64_t threads = 32;
-  while (threads < kMaxThreadsPerBlock && threads < length)
-    threads *= 2;
-  OpBuilder b(op.getContext());
-  gpu::GPUFuncOp fn = builder.startStage(b, {threads, 1, 1});
-  Value tid = b.create<gpu::ThreadIdOp>(loc, gpu::Dimension::x);
-  Value bid = b.create<gpu::BlockIdOp>(loc, gpu::Dimension::x);
-  SmallVector<Value> parIdx = delinearize(b, loc, bid, parSizes);
-  SmallVector<Value> loopIdx(ranges.size());
-  for (auto [i, d] : llvm::enumerate(par))
-    loopIdx[d] = parIdx[i];
   Type t = combiner.op->getResult(0).getType();
   Value identity = identityOf(b, loc, combiner.kind, t);
   auto loop = b.create<scf::ForOp>(loc, tid, cIndex(b, loc, length),
@@ -132,19 +129,170 @@ void mapBlockReduction(StageBuilder &builder, linalg::GenericOp op, const LoopDi
   Value first = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, tid,
                                         cIndex(b, loc, 0));
   auto ifOp = b.create<scf::IfOp>(loc, first, /*withElseRegion=*/false);
-  b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-  Value zero = cIndex(b, loc, 0);
+  OpBuilder tb = OpBuilder::atBlockBegin(&ifOp.getThenRegion().front());
+  Value zero = cIndex(tb, loc, 0);
   for (unsigned d : red)
     loopIdx[d] = zero;
-  Value init = builder.initialValue(b, op, 0, loopIdx);
+  Value init = builder.initialValue(tb, op, 0, loopIdx);
   IRMapping fin;
   Block &body = op.getRegion().front();
   fin.map(body.getArgument(op.getNumDpsInputs()), init);
   fin.map(combiner.other, total);
-  Value result = b.clone(*combiner.op, fin)->getResult(0);
-  builder.storeOutput(b, op, 0, result, loopIdx);
+  Value result = tb.clone(*combiner.op, fin)->getResult(0);
+  builder.storeOutput(tb, op, 0, result, loopIdx);
   b.setInsertionPointAfter(ifOp);
-  builder.finishStage(b, fn, {outputs, 1, 1}, {threads, 1, 1}, /*sync=*/true);
+}
+} // namespace
+
+void mapBlockReduction(StageBuilder &builder, linalg::GenericOp op, const LoopDims &dims,
+                                     const Combiner &combiner) {
+  Location loc = op.getLoc();
+  int64_t threads = 32;
+  while (threads < kMaxThreadsPerBlock && threads < dims.length)
+    threads *= 2;
+  OpBuilder b(op.getContext());
+  gpu::GPUFuncOp fn = builder.startStage(b, {threads, 1, 1});
+  Value tid = b.create<gpu::ThreadIdOp>(loc, gpu::Dimension::x);
+  Value bid = b.create<gpu::BlockIdOp>(loc, gpu::Dimension::x);
+  SmallVector<Value> parIdx = delinearize(b, loc, bid, dims.parSizes);
+  SmallVector<Value> loopIdx(dims.ranges.size());
+  for (auto [i, d] : llvm::enumerate(dims.par))
+    loopIdx[d] = parIdx[i];
+  emitBlockReduce(builder, b, op, dims, combiner, loopIdx, tid, threads);
+  builder.finishStage(b, fn, {dims.outputs, 1, 1}, {threads, 1, 1}, /*sync=*/true);
+}
+
+namespace {
+/// True when `v` (a buffer, perhaps through reshape views) is indexed by the same
+/// leading n dims as its root buffer: reshapes with the same leading n sizes.
+bool keepsRows(Value v, int64_t n) {
+  while (Operation *def = v.getDefiningOp()) {
+    if (!isa<memref::ExpandShapeOp, memref::CollapseShapeOp>(def))
+      return !isa<ViewLikeOpInterface>(def);
+    auto from = cast<MemRefType>(def->getOperand(0).getType());
+    auto to = cast<MemRefType>(v.getType());
+    if (from.getRank() < n || to.getRank() < n ||
+        from.getShape().take_front(n) != to.getShape().take_front(n))
+      return false;
+    v = def->getOperand(0);
+  }
+  return true;
+}
+
+Value rootOf(Value v) {
+  while (Operation *def = v.getDefiningOp()) {
+    auto view = dyn_cast<ViewLikeOpInterface>(def);
+    if (!view)
+      break;
+    v = view.getViewSource();
+  }
+  return v;
+}
+
+bool leadsWithRows(AffineMap map, int64_t n) {
+  if (static_cast<int64_t>(map.getNumResults()) < n)
+    return false;
+  for (int64_t i = 0; i < n; ++i)
+    if (map.getResult(i) != getAffineDimExpr(i, map.getContext()))
+      return false;
+  return true;
+}
+} // namespace
+
+bool mapRowKernel(StageBuilder &builder) {
+  SmallVector<linalg::GenericOp> stages(builder.getStageOps());
+  if (stages.size() < 2)
+    return false;
+  // The row: the leading parallel loops of the reductions, all alike.
+  int64_t n = 0;
+  SmallVector<int64_t> rowSizes;
+  for (linalg::GenericOp s : stages) {
+    if (s.getNumReductionLoops() == 0)
+      continue;
+    LoopDims dims(s);
+    int64_t lead = dims.par.size();
+    for (int64_t i = 0; i < lead; ++i)
+      if (dims.par[i] != static_cast<unsigned>(i))
+        return false;
+    SmallVector<int64_t> sizes(dims.ranges.begin(), dims.ranges.begin() + lead);
+    if (n == 0) {
+      n = lead;
+      rowSizes = sizes;
+    } else if (lead != n || sizes != rowSizes) {
+      return false;
+    }
+    if (!matchCombiner(s))
+      return false;
+  }
+  if (n == 0 || product(rowSizes) > INT32_MAX)
+    return false;
+  // Every stage (and absorbed epilogue) runs over the rows first and touches the
+  // buffers the kernel writes only in its own row.
+  SmallVector<linalg::GenericOp> all(stages);
+  for (auto &[stage, epilogue] : builder.getEpilogues())
+    all.push_back(epilogue);
+  llvm::DenseSet<Value> written;
+  for (linalg::GenericOp s : all)
+    for (Value v : s.getDpsInits())
+      written.insert(rootOf(v));
+  int64_t longest = 1;
+  for (linalg::GenericOp s : all) {
+    SmallVector<int64_t> ranges = s.getStaticLoopRanges();
+    if (static_cast<int64_t>(ranges.size()) < n ||
+        !std::equal(rowSizes.begin(), rowSizes.end(), ranges.begin()))
+      return false;
+    for (int64_t i = 0; i < n; ++i)
+      if (s.getIteratorTypesArray()[i] != utils::IteratorType::parallel)
+        return false;
+    for (OpOperand &o : s->getOpOperands()) {
+      if (!isa<MemRefType>(o.get().getType()) || !written.contains(rootOf(o.get())))
+        continue;
+      if (!leadsWithRows(s.getMatchingIndexingMap(&o), n) || !keepsRows(o.get(), n))
+        return false;
+    }
+    longest = std::max(longest, product(ArrayRef<int64_t>(ranges).drop_front(n)));
+  }
+
+  Location loc = stages.front().getLoc();
+  int64_t threads = 32;
+  while (threads < kMaxThreadsPerBlock && threads < longest)
+    threads *= 2;
+  OpBuilder b(stages.front().getContext());
+  gpu::GPUFuncOp fn = builder.startStage(b, {threads, 1, 1});
+  Value tid = b.create<gpu::ThreadIdOp>(loc, gpu::Dimension::x);
+  Value bid = b.create<gpu::BlockIdOp>(loc, gpu::Dimension::x);
+  SmallVector<Value> row = delinearize(b, loc, bid, rowSizes);
+  for (linalg::GenericOp s : stages) {
+    LoopDims dims(s);
+    SmallVector<Value> loopIdx(dims.ranges.size());
+    for (int64_t i = 0; i < n; ++i)
+      loopIdx[i] = row[i];
+    if (s.getNumReductionLoops() > 0) {
+      emitBlockReduce(builder, b, s, dims, *matchCombiner(s), loopIdx, tid, threads);
+    } else {
+      // Elementwise over the row: the threads stride over its elements.
+      SmallVector<int64_t> inner(dims.ranges.begin() + n, dims.ranges.end());
+      auto loop = b.create<scf::ForOp>(s.getLoc(), tid, cIndex(b, loc, product(inner)),
+                                       cIndex(b, loc, threads));
+      OpBuilder lb = OpBuilder::atBlockBegin(loop.getBody());
+      SmallVector<Value> idx = delinearize(lb, loc, loop.getInductionVar(), inner);
+      for (auto [i, v] : llvm::enumerate(idx))
+        loopIdx[n + i] = v;
+      Block &body = s.getRegion().front();
+      SmallVector<Value> outs;
+      for (unsigned j = 0; j < s.getNumDpsInits(); ++j)
+        outs.push_back(body.getArgument(s.getNumDpsInputs() + j).use_empty()
+                           ? Value()
+                           : builder.initialValue(lb, s, j, loopIdx));
+      SmallVector<Value> results = builder.applyBody(lb, s, loopIdx, outs);
+      for (auto [j, r] : llvm::enumerate(results))
+        builder.storeOutput(lb, s, j, r, loopIdx);
+    }
+    // The next stage reads what this one wrote anywhere in the row.
+    b.create<gpu::BarrierOp>(loc);
+  }
+  builder.finishStage(b, fn, {product(rowSizes), 1, 1}, {threads, 1, 1}, /*sync=*/true);
+  return true;
 }
 
 } // namespace kiln

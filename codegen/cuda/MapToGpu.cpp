@@ -40,6 +40,12 @@ namespace {
 
 /// Maps every stage of the kernel `builder` prepared.
 LogicalResult mapStages(StageBuilder &builder) {
+  for (linalg::GenericOp op : builder.getStageOps())
+    if (llvm::any_of(op.getStaticLoopRanges(), ShapedType::isDynamic))
+      return op.emitError("kernel ") << builder.getKernel().getName()
+                                     << ": dynamic loop bounds have no cuda mapping";
+  if (mapRowKernel(builder))
+    return success();
   for (linalg::GenericOp op : builder.getStageOps()) {
     if (llvm::any_of(op.getStaticLoopRanges(), ShapedType::isDynamic))
       return op.emitError("kernel ") << builder.getKernel().getName()

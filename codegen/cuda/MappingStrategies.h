@@ -12,6 +12,10 @@
 //   thread per output  (ThreadPerOutput.cpp) everything else, consecutive threads
 //                      on consecutive outputs.
 //
+// Before those, a whole kernel may map as one row kernel (BlockReduction.cpp):
+// every stage row-local over the same leading loops (a Softmax, a LayerNorm), one
+// block per row runs the stages in turn, barriers between them.
+//
 //===----------------------------------------------------------------------===//
 #ifndef KILN_CODEGEN_CUDA_MAPPINGSTRATEGIES_H
 #define KILN_CODEGEN_CUDA_MAPPINGSTRATEGIES_H
@@ -41,6 +45,12 @@ std::optional<Combiner> matchCombiner(mlir::linalg::GenericOp op);
 /// Builds the stage as a block reduction over `combiner`.
 void mapBlockReduction(StageBuilder &builder, mlir::linalg::GenericOp op,
                        const LoopDims &dims, const Combiner &combiner);
+
+/// Builds the whole kernel as one launch, one block per row, when all its stages
+/// work row by row (reductions over trailing loops and elementwise stages that
+/// read and write the kernel's own buffers only in their own row); false
+/// (nothing built) otherwise.
+bool mapRowKernel(StageBuilder &builder);
 
 /// Builds the stage with one thread per output (four for 32-bit elementwise stages).
 mlir::LogicalResult mapThreadPerOutput(StageBuilder &builder, mlir::linalg::GenericOp op,

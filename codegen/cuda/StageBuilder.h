@@ -89,6 +89,10 @@ public:
   void storeOutput(mlir::OpBuilder &b, mlir::linalg::GenericOp op, unsigned outIndex,
                    mlir::Value value, mlir::ValueRange loopIdx);
   bool hasEpilogue(mlir::linalg::GenericOp op) const { return epilogues.count(op); }
+  /// The absorbed epilogues, each keyed by the stage that applies it.
+  const llvm::DenseMap<mlir::Operation *, mlir::linalg::GenericOp> &getEpilogues() const {
+    return epilogues;
+  }
 
   /// Kernel values -> their clones in the current stage.
   mlir::IRMapping mapping;
