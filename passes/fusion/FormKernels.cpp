@@ -435,7 +435,8 @@ struct FormKernelsPass : kiln::impl::FormKernelsBase<FormKernelsPass> {
           SmallVector<OpOperand *> uses;
           for (OpOperand &use : op->getResult(0).getUses())
             uses.push_back(&use);
-          for (OpOperand *use : llvm::drop_begin(uses)) {
+          for (size_t u = 1; u < uses.size(); ++u) {
+            OpOperand *use = uses[u];
             OpBuilder at(use->getOwner());
             use->set(at.clone(*op)->getResult(0));
           }
