@@ -36,8 +36,10 @@ namespace {
 
 /// Ops recomputed inside each kernel that uses them instead of being inputs.
 bool isRematerializable(Operation *op) {
-  // A reshape is a view of its source in the kernel that reads it: no copy kernel.
-  if (isa<tensor::EmptyOp, tensor::ExpandShapeOp, tensor::CollapseShapeOp>(op))
+  // A reshape or a slice is a view of its source in the kernel that reads it: no
+  // copy kernel.
+  if (isa<tensor::EmptyOp, tensor::ExpandShapeOp, tensor::CollapseShapeOp,
+          tensor::ExtractSliceOp>(op))
     return true;
   // Scalar computations (constants, values read from small tensors such as a
   // run-time k or slice start, index arithmetic) go with the kernel that uses
@@ -57,7 +59,8 @@ bool isRematerializable(Operation *op) {
 bool isKernelAnchor(Operation *op) {
   // A fill that is itself a graph output (not only some kernel's init) computes
   // a result: it needs a kernel of its own.
-  if (isa<linalg::FillOp, tensor::EmptyOp, tensor::ExpandShapeOp, tensor::CollapseShapeOp>(op))
+  if (isa<linalg::FillOp, tensor::EmptyOp, tensor::ExpandShapeOp, tensor::CollapseShapeOp,
+          tensor::ExtractSliceOp>(op))
     return llvm::any_of(op->getUsers(),
                         [](Operation *user) { return isa<func::ReturnOp>(user); });
   if (isRematerializable(op) || isa<func::ReturnOp, kiln::KernelOp>(op))

@@ -24,19 +24,84 @@ using namespace mlir;
 
 namespace {
 
+/// A generic that computes nothing: it only moves its one input (a transpose).
+bool movesOnly(Operation *op) {
+  auto generic = dyn_cast_or_null<linalg::GenericOp>(op);
+  if (!generic || generic.getNumDpsInputs() != 1 || generic.getNumDpsInits() != 1)
+    return false;
+  Block &body = generic.getRegion().front();
+  return body.getTerminator()->getOperand(0) == body.getArgument(0);
+}
+
+/// A transpose of a reduction's result (attention heads permuted back) becomes
+/// the reduction's own output layout: its output map is permuted and the
+/// transpose goes, so no copy kernel runs.
+struct TransposeIntoProducer : OpRewritePattern<linalg::GenericOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(linalg::GenericOp transpose,
+                                PatternRewriter &rewriter) const override {
+    if (!movesOnly(transpose) || transpose.getNumReductionLoops() != 0)
+      return failure();
+    AffineMap in = transpose.getMatchingIndexingMap(transpose.getDpsInputOperand(0));
+    AffineMap out = transpose.getMatchingIndexingMap(transpose.getDpsInitOperand(0));
+    if (!out.isIdentity() || !in.isPermutation())
+      return failure();
+    auto producer = transpose.getDpsInputOperand(0)->get().getDefiningOp<linalg::GenericOp>();
+    if (!producer || producer->getNumResults() != 1 || !producer->getResult(0).hasOneUse() ||
+        producer.getNumReductionLoops() == 0)
+      return failure();
+    // The producer's init: a fill of an empty tensor (its value carries over).
+    auto fill = producer.getDpsInitOperand(0)->get().getDefiningOp<linalg::FillOp>();
+    if (!fill || !fill.getOutputs()[0].getDefiningOp<tensor::EmptyOp>())
+      return failure();
+    // transpose[c] = producer[in(c)]: the producer writes element i at in^-1(i).
+    AffineMap inverse = inversePermutation(in);
+    AffineMap producerOut = producer.getMatchingIndexingMap(producer.getDpsInitOperand(0));
+    AffineMap permuted = inverse.compose(producerOut);
+    auto type = cast<RankedTensorType>(transpose->getResult(0).getType());
+    Location loc = producer.getLoc();
+    rewriter.setInsertionPoint(producer);
+    Value empty = rewriter.create<tensor::EmptyOp>(loc, type.getShape(), type.getElementType());
+    Value init = rewriter.create<linalg::FillOp>(loc, fill.getInputs()[0], empty).getResult(0);
+    SmallVector<AffineMap> maps = producer.getIndexingMapsArray();
+    maps.back() = permuted;
+    auto generic = rewriter.create<linalg::GenericOp>(
+        loc, TypeRange{type}, producer.getDpsInputs(), ValueRange{init}, maps,
+        producer.getIteratorTypesArray());
+    rewriter.inlineRegionBefore(producer.getRegion(), generic.getRegion(),
+                                generic.getRegion().begin());
+    rewriter.replaceOp(transpose, generic->getResults());
+    rewriter.eraseOp(producer);
+    return success();
+  }
+};
+
 struct FuseElementwisePass
     : kiln::impl::FuseElementwiseBase<FuseElementwisePass> {
   void runOnOperation() override {
+    // Transposes as generics, so that the fusion below can fold them into their
+    // consumers' indexing (a transpose before a MatMul costs no copy).
+    IRRewriter rewriter(&getContext());
+    SmallVector<linalg::TransposeOp> transposes;
+    getOperation().walk([&](linalg::TransposeOp t) { transposes.push_back(t); });
+    for (linalg::TransposeOp t : transposes) {
+      rewriter.setInsertionPoint(t);
+      if (failed(linalg::generalizeNamedOp(rewriter, cast<linalg::LinalgOp>(t.getOperation()))))
+        return signalPassFailure();
+    }
     RewritePatternSet patterns(&getContext());
     linalg::populateElementwiseOpsFusionPatterns(
         patterns, [](OpOperand *fused) {
           Operation *producer = fused->get().getDefiningOp();
           // Into a consumer with reduction loops (a matmul, a reduction) the
           // producer would be recomputed on every reduction step: only fuse into
-          // elementwise consumers.
+          // elementwise consumers, unless the producer computes nothing.
           auto consumer = dyn_cast<linalg::LinalgOp>(fused->getOwner());
-          return producer && producer->hasOneUse() && consumer &&
-                 consumer.getNumReductionLoops() == 0;
+          if (!producer || !producer->hasOneUse() || !consumer)
+            return false;
+          // A transpose (a generic that only moves its one input) costs a
+          // reduction consumer nothing to absorb: its loads read the source.
+          return consumer.getNumReductionLoops() == 0 || movesOnly(producer);
         });
     // A reshape between elementwise generics (a Flatten, the unit dims of a
     // keepdims reduction) is folded into the generic's loops, so that the chain
@@ -47,6 +112,7 @@ struct FuseElementwisePass
       return (!consumer || consumer.getNumReductionLoops() == 0) &&
              (!producer || producer.getNumReductionLoops() == 0);
     });
+    patterns.add<TransposeIntoProducer>(&getContext());
     tensor::ExpandShapeOp::getCanonicalizationPatterns(patterns, &getContext());
     tensor::CollapseShapeOp::getCanonicalizationPatterns(patterns, &getContext());
     linalg::FillOp::getCanonicalizationPatterns(patterns, &getContext());

@@ -37,7 +37,7 @@ func.func @two_kernels(%x: tensor<4xf32>) -> tensor<f32> {
 // Fusion rules. epilogue: the elementwise generic that alone reads a reduction's
 // result at the same index joins its kernel, and only its result leaves it; pad:
 // the tensor.pad only a reduction reads joins that reduction's kernel.
-// RUN: kiln-opt %s --kiln-form-kernels=disable=epilogue,pad,concat | FileCheck %s --check-prefix=OFF
+// RUN: kiln-opt %s --kiln-form-kernels=disable=epilogue,pad,concat,reduction | FileCheck %s --check-prefix=OFF
 #mk = affine_map<(m, n, k) -> (m, k)>
 #kn = affine_map<(m, n, k) -> (k, n)>
 #mn = affine_map<(m, n, k) -> (m, n)>
@@ -163,4 +163,49 @@ func.func @concat(%x: tensor<2x3xf32>, %y: tensor<2x3xf32>) -> tensor<2x6xf32> {
   %i0 = tensor.insert_slice %a into %d[0, 0] [2, 3] [1, 1] : tensor<2x3xf32> into tensor<2x6xf32>
   %i1 = tensor.insert_slice %b into %i0[0, 3] [2, 3] [1, 1] : tensor<2x3xf32> into tensor<2x6xf32>
   return %i1 : tensor<2x6xf32>
+}
+
+// reduction: a row reduction, the elementwise op that reads its result through a
+// keepdims reshape in the same row, and the one after: one kernel (the reshape
+// is cloned after the reduction). A slice is a view in the kernel that reads it.
+#x2 = affine_map<(r, c) -> (r, c)>
+#row = affine_map<(r, c) -> (r)>
+#b2 = affine_map<(r, c) -> (r, 0)>
+// CHECK-LABEL: func.func @row_group
+// CHECK: %[[K:.*]] = kiln.kernel "k0"(%arg0) : (tensor<4x16xf32>) -> tensor<4x8xf32> {
+// CHECK: %[[X:.*]] = tensor.extract_slice %{{.*}}[0, 0] [4, 8] [1, 1]
+// CHECK: %[[S:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]{{.*}} ins(%[[X]]
+// CHECK: %[[E:.*]] = tensor.expand_shape %[[S]]
+// CHECK: %[[C:.*]] = linalg.generic {{.*}} ins(%[[X]], %[[E]]
+// CHECK: %[[Q:.*]] = linalg.generic {{.*}} ins(%[[C]]
+// CHECK: kiln.yield %[[Q]]
+// CHECK-NOT: kiln.kernel
+// OFF-LABEL: func.func @row_group
+// OFF-COUNT-3: kiln.kernel
+func.func @row_group(%in: tensor<4x16xf32>) -> tensor<4x8xf32> {
+  %x = tensor.extract_slice %in[0, 0] [4, 8] [1, 1] : tensor<4x16xf32> to tensor<4x8xf32>
+  %zero = arith.constant 0.0 : f32
+  %o = tensor.empty() : tensor<4xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%o : tensor<4xf32>) -> tensor<4xf32>
+  %s = linalg.generic {indexing_maps = [#x2, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<4x8xf32>) outs(%acc : tensor<4xf32>) {
+  ^bb0(%v: f32, %a: f32):
+    %r = arith.addf %a, %v : f32
+    linalg.yield %r : f32
+  } -> tensor<4xf32>
+  %k = tensor.expand_shape %s [[0, 1]] output_shape [4, 1] : tensor<4xf32> into tensor<4x1xf32>
+  %e = tensor.empty() : tensor<4x8xf32>
+  %c = linalg.generic {indexing_maps = [#x2, #b2, #x2], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %k : tensor<4x8xf32>, tensor<4x1xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%v: f32, %m: f32, %o2: f32):
+    %r = arith.subf %v, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<4x8xf32>
+  %q = linalg.generic {indexing_maps = [#x2, #x2, #x2], iterator_types = ["parallel", "parallel"]}
+      ins(%c, %x : tensor<4x8xf32>, tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%v: f32, %w: f32, %o2: f32):
+    %r = arith.mulf %v, %w : f32
+    linalg.yield %r : f32
+  } -> tensor<4x8xf32>
+  return %q : tensor<4x8xf32>
 }
