@@ -108,13 +108,18 @@ void CompileReport::collectPlan(ModuleOp module) {
     kernelFlops[fn.getName()] = total;
   }
   bytesRead = bytesWritten = flops = 0;
+  kernelTraffic.clear();
   module.walk([&](LaunchOp l) {
+    Traffic &t = kernelTraffic[l.getKernel().str()];
     auto buffers = l.getBuffers();
     for (auto [i, v] : llvm::enumerate(buffers))
-      (static_cast<int64_t>(i) < static_cast<int64_t>(l.getNumInputs()) ? bytesRead
-                                                                          : bytesWritten) +=
+      (static_cast<int64_t>(i) < static_cast<int64_t>(l.getNumInputs()) ? t.bytesRead
+                                                                          : t.bytesWritten) +=
           bytesOf(v);
-    flops += kernelFlops.lookup(l.getKernel());
+    t.flops += kernelFlops.lookup(l.getKernel());
+    bytesRead += t.bytesRead;
+    bytesWritten += t.bytesWritten;
+    flops += t.flops;
   });
   module.walk([&](CopyOp c) {
     bytesRead += bytesOf(c.getSource());
@@ -144,7 +149,14 @@ bool CompileReport::write(const std::string &path, std::string &error) const {
     llvm::json::Array nodeList;
     for (const std::string &n : nodes)
       nodeList.push_back(n);
-    kernelList.push_back(llvm::json::Object{{"name", name}, {"nodes", std::move(nodeList)}});
+    llvm::json::Object entry{{"name", name}, {"nodes", std::move(nodeList)}};
+    auto it = kernelTraffic.find(name);
+    if (it != kernelTraffic.end()) {
+      entry["bytes_read"] = it->second.bytesRead;
+      entry["bytes_written"] = it->second.bytesWritten;
+      entry["flops"] = it->second.flops;
+    }
+    kernelList.push_back(std::move(entry));
     fusedCounts.push_back(static_cast<int64_t>(nodes.size()));
   }
   llvm::json::Array steps;

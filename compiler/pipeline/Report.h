@@ -13,6 +13,7 @@
 
 #include "mlir/IR/BuiltinOps.h"
 
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -31,6 +32,11 @@ struct CompileReport {
   /// Per inference: global-memory bytes the launches read and write (each buffer
   /// once per launch that takes it) and the arithmetic ops their loops execute.
   int64_t bytesRead = 0, bytesWritten = 0, flops = 0;
+  /// The same per kernel (per launch of it; each kernel launches once a run).
+  struct Traffic {
+    int64_t bytesRead = 0, bytesWritten = 0, flops = 0;
+  };
+  std::map<std::string, Traffic> kernelTraffic;
   int64_t arenaBytes = 0;
   int64_t lowerBoundBytes = 0;
   int64_t naiveBytes = 0;
