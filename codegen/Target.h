@@ -69,6 +69,13 @@ public:
   /// The name `--target` takes.
   virtual llvm::StringRef getName() const = 0;
 
+  /// Fusion policy the kernels phase asks: whether a transpose next to a
+  /// contraction folds into the contraction's indexing (saving a launch and a
+  /// copy) rather than running as a copy that leaves the contraction contiguous
+  /// operands. On by default (GPU targets stage operand tiles through shared
+  /// memory); the host's loop nests vectorize worse over a transposed operand.
+  virtual bool foldsTransposesIntoContractions() const { return true; }
+
   /// The codegen phase: from bufferized kernel functions and the plan to what
   /// writeKernels compiles (LLVM dialect, or a gpu.module in NVVM).
   virtual void buildCodegenPipeline(mlir::OpPassManager &pm) const = 0;

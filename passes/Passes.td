@@ -141,7 +141,15 @@ def FuseElementwise : Pass<"kiln-fuse-elementwise", "mlir::func::FuncOp"> {
     ```mlir
     %r = linalg.generic {add; max(., 0)} ins(%x, %b) ...
     ```
+
+    Transposes (generics that only move their input) also fold into a MatMul
+    that reads them and into the output layout of a MatMul that produces them,
+    unless `transposes` is off (kiln compile --no-fuse=transpose).
   }];
+  let options = [
+    Option<"transposes", "transposes", "bool", /*default=*/"true",
+           "Fold transposes into the contractions next to them">
+  ];
   let dependentDialects = ["mlir::linalg::LinalgDialect"];
 }
 

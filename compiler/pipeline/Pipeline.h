@@ -27,11 +27,13 @@ std::optional<Phase> parsePhase(const std::string &name);
 const char *phaseName(Phase phase);
 
 struct CompileOptions {
-  /// The target whose codegen phase runs (codegen/Target.h); only the codegen phase
-  /// reads it, every earlier phase is target-independent.
+  /// The target whose codegen phase runs (codegen/Target.h). Besides the codegen
+  /// phase only the kernels phase reads it, for its fusion policy (whether
+  /// transposes fold into contractions); every other phase is target-independent.
   const Target *target = nullptr;
   /// Fusion rules of the kernels phase left out: elementwise (kiln-fuse-elementwise),
-  /// epilogue, pad, concat, reduction (kiln-form-kernels), or all (one op per kernel).
+  /// transpose (its transpose folding), epilogue, pad, concat, reduction
+  /// (kiln-form-kernels), or all (one op per kernel).
   std::vector<std::string> noFuse;
 };
 

@@ -78,20 +78,23 @@ struct TransposeIntoProducer : OpRewritePattern<linalg::GenericOp> {
 
 struct FuseElementwisePass
     : kiln::impl::FuseElementwiseBase<FuseElementwisePass> {
+  using FuseElementwiseBase::FuseElementwiseBase;
+
   void runOnOperation() override {
     // Transposes as generics, so that the fusion below can fold them into their
     // consumers' indexing (a transpose before a MatMul costs no copy).
     IRRewriter rewriter(&getContext());
-    SmallVector<linalg::TransposeOp> transposes;
-    getOperation().walk([&](linalg::TransposeOp t) { transposes.push_back(t); });
-    for (linalg::TransposeOp t : transposes) {
+    SmallVector<linalg::TransposeOp> named;
+    if (transposes)
+      getOperation().walk([&](linalg::TransposeOp t) { named.push_back(t); });
+    for (linalg::TransposeOp t : named) {
       rewriter.setInsertionPoint(t);
       if (failed(linalg::generalizeNamedOp(rewriter, cast<linalg::LinalgOp>(t.getOperation()))))
         return signalPassFailure();
     }
     RewritePatternSet patterns(&getContext());
     linalg::populateElementwiseOpsFusionPatterns(
-        patterns, [](OpOperand *fused) {
+        patterns, [&](OpOperand *fused) {
           Operation *producer = fused->get().getDefiningOp();
           // Into a consumer with reduction loops (a matmul, a reduction) the
           // producer would be recomputed on every reduction step: only fuse into
@@ -101,7 +104,7 @@ struct FuseElementwisePass
             return false;
           // A transpose (a generic that only moves its one input) costs a
           // reduction consumer nothing to absorb: its loads read the source.
-          return consumer.getNumReductionLoops() == 0 || movesOnly(producer);
+          return consumer.getNumReductionLoops() == 0 || (transposes && movesOnly(producer));
         });
     // A reshape between elementwise generics (a Flatten, the unit dims of a
     // keepdims reduction) is folded into the generic's loops, so that the chain
@@ -112,7 +115,8 @@ struct FuseElementwisePass
       return (!consumer || consumer.getNumReductionLoops() == 0) &&
              (!producer || producer.getNumReductionLoops() == 0);
     });
-    patterns.add<TransposeIntoProducer>(&getContext());
+    if (transposes)
+      patterns.add<TransposeIntoProducer>(&getContext());
     tensor::ExpandShapeOp::getCanonicalizationPatterns(patterns, &getContext());
     tensor::CollapseShapeOp::getCanonicalizationPatterns(patterns, &getContext());
     linalg::FillOp::getCanonicalizationPatterns(patterns, &getContext());

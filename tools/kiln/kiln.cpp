@@ -107,7 +107,7 @@ int main(int argc, char **argv) {
                          "Host CPU to tune for (default: native)");
   compileCmd->add_flag("--no-fuse{all}", noFuse,
                        "Leave fusion out, for comparison: --no-fuse (one op per kernel) "
-                       "or --no-fuse=RULE[,RULE] with rules elementwise, epilogue, pad, concat, reduction");
+                       "or --no-fuse=RULE[,RULE] with rules elementwise, transpose, epilogue, pad, concat, reduction");
   compileCmd->add_option("--report", compileRequest.report,
                          "Write the compile report (kernels, memory, phase times) as JSON");
   compileCmd->add_option("--report-html", compileRequest.reportHtml,
@@ -159,9 +159,9 @@ int main(int argc, char **argv) {
     compileRequest.buildLibrary = emitKind == "lib";
     for (llvm::StringRef rest = noFuse; !rest.empty();) {
       auto [rule, tail] = rest.split(',');
-      if (!llvm::is_contained({"all", "elementwise", "epilogue", "pad", "concat", "reduction"}, rule))
+      if (!llvm::is_contained({"all", "elementwise", "transpose", "epilogue", "pad", "concat", "reduction"}, rule))
         return reportError("--no-fuse: unknown rule '" + rule.str() +
-                           "' (all, elementwise, epilogue, pad, concat, reduction)");
+                           "' (all, elementwise, transpose, epilogue, pad, concat, reduction)");
       compileRequest.noFuse.push_back(rule.str());
       rest = tail;
     }
