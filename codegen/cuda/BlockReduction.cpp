@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/cuda/MappingStrategies.h"
+#include "passes/fusion/Rows.h"
 
 #include "mlir/Dialect/Affine/Utils.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -189,14 +190,6 @@ Value rootOf(Value v) {
   return v;
 }
 
-bool leadsWithRows(AffineMap map, int64_t n) {
-  if (static_cast<int64_t>(map.getNumResults()) < n)
-    return false;
-  for (int64_t i = 0; i < n; ++i)
-    if (map.getResult(i) != getAffineDimExpr(i, map.getContext()))
-      return false;
-  return true;
-}
 } // namespace
 
 bool mapRowKernel(StageBuilder &builder) {

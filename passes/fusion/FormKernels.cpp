@@ -17,6 +17,7 @@
 //===----------------------------------------------------------------------===//
 #include "dialects/kiln/KilnDialect.h"
 #include "passes/Passes.h"
+#include "passes/fusion/Rows.h"
 
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -154,16 +155,6 @@ int64_t rowRank(linalg::GenericOp op) {
   return n;
 }
 
-/// True when the map's first n results are the loops d0 .. d(n-1).
-bool leadsWithRows(AffineMap map, int64_t n) {
-  if (static_cast<int64_t>(map.getNumResults()) < n)
-    return false;
-  for (int64_t i = 0; i < n; ++i)
-    if (map.getResult(i) != getAffineDimExpr(i, map.getContext()))
-      return false;
-  return true;
-}
-
 /// The value `v` is a view of through reshapes that keep its first n dims (a
 /// row-major reshape with the same leading n sizes keeps every element in its
 /// row); null when one of them does not.
@@ -198,8 +189,8 @@ bool isRowEdge(linalg::GenericOp producer, linalg::GenericOp consumer, OpOperand
     if (producer.getIteratorTypesArray()[i] != utils::IteratorType::parallel ||
         consumer.getIteratorTypesArray()[i] != utils::IteratorType::parallel)
       return false;
-  return leadsWithRows(producer.getMatchingIndexingMap(producer.getDpsInitOperand(0)), n) &&
-         leadsWithRows(consumer.getMatchingIndexingMap(&read), n);
+  return kiln::leadsWithRows(producer.getMatchingIndexingMap(producer.getDpsInitOperand(0)), n) &&
+         kiln::leadsWithRows(consumer.getMatchingIndexingMap(&read), n);
 }
 
 struct FormKernelsPass : kiln::impl::FormKernelsBase<FormKernelsPass> {

@@ -1,0 +1,28 @@
+//===- Rows.h - Row-local access, shared by fusion and the cuda mapping -*- C++ -*-===//
+//
+// The reduction rule (kiln-form-kernels) groups ops that work row by row, and the
+// cuda row kernel (kiln-map-to-gpu) maps such a group as one launch; both decide
+// row-locality by the same test on indexing maps.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_PASSES_FUSION_ROWS_H
+#define KILN_PASSES_FUSION_ROWS_H
+
+#include "mlir/IR/AffineMap.h"
+
+namespace kiln {
+
+/// True when the map's first n results are the loops d0 .. d(n-1): the access
+/// stays in the row the first n loop indices name.
+inline bool leadsWithRows(mlir::AffineMap map, int64_t n) {
+  if (static_cast<int64_t>(map.getNumResults()) < n)
+    return false;
+  for (int64_t i = 0; i < n; ++i)
+    if (map.getResult(i) != mlir::getAffineDimExpr(i, map.getContext()))
+      return false;
+  return true;
+}
+
+} // namespace kiln
+
+#endif // KILN_PASSES_FUSION_ROWS_H
