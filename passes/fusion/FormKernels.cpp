@@ -1,11 +1,11 @@
 //===- FormKernels.cpp - Group tensor ops into kiln.kernel regions --------===//
 //
-// This file implements kiln-form-kernels (see Passes.td). Today every compute op
-// (a linalg op or a tensor op that makes a new tensor) is its own kernel; the
-// cheap producers it needs (tensor.empty, scalar constants, fills of them) are
-// cloned into it, so a kernel reads only real tensors: graph inputs, weights and
-// other kernels' results. Producers join their consumer's kernel by named rules
-// (kiln compile --no-fuse=RULE turns one off):
+// This file implements kiln-form-kernels (see Passes.td). Every compute op (a
+// linalg op or a tensor op that makes a new tensor) starts as its own kernel; the
+// cheap producers it needs (tensor.empty, scalar constants, fills of them, reshape
+// and slice views) are cloned into it, so a kernel reads only real tensors: graph
+// inputs, weights and other kernels' results. Producers join their consumer's
+// kernel by named rules (kiln compile --no-fuse=RULE turns one off):
 //
 //   epilogue  an elementwise generic that alone reads a reduction's result at the
 //             same index (bias, activation, residual add after a Conv or MatMul)
