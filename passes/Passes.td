@@ -158,8 +158,8 @@ def FormKernels : Pass<"kiln-form-kernels", "mlir::func::FuncOp"> {
   let description = [{
     The kernels phase. Each compute op (linalg, or a tensor op that makes a new
     tensor) becomes a kiln.kernel with the cheap producers it needs
-    (tensor.empty, scalar constants, fills) cloned inside; graph inputs, weights
-    and other kernels' results are its inputs.
+    (tensor.empty, scalar constants, fills, reshapes, slices) cloned inside;
+    graph inputs, weights and other kernels' results are its inputs.
 
     Before:
     ```mlir
@@ -179,9 +179,12 @@ def FormKernels : Pass<"kiln-form-kernels", "mlir::func::FuncOp"> {
     Producers then join their consumer's kernel by rules, each of which
     `disable` (kiln compile --no-fuse=RULE) turns off: `epilogue` (an elementwise
     generic that alone reads a reduction's result at the same index), `pad` (a
-    tensor.pad read only by a reduction) and `concat` (a Concat's insert_slice
-    chain with the producers of its slices). A kernel yields the results its
-    members give to ops outside it.
+    tensor.pad read only by a reduction), `concat` (a Concat's insert_slice
+    chain with the producers of its slices) and `reduction` (row reductions and
+    the elementwise generics around them that stay in their row: Softmax,
+    LayerNorm). Reshapes and slices are cloned into the kernels that read them
+    (views, not kernels). A kernel yields the results its members give to ops
+    outside it.
   }];
   let options = [
     ListOption<"disabledRules", "disable", "std::string",
