@@ -170,24 +170,12 @@ bool keepsRows(Value v, int64_t n) {
   while (Operation *def = v.getDefiningOp()) {
     if (!isa<memref::ExpandShapeOp, memref::CollapseShapeOp>(def))
       return !isa<ViewLikeOpInterface>(def);
-    auto from = cast<MemRefType>(def->getOperand(0).getType());
-    auto to = cast<MemRefType>(v.getType());
-    if (from.getRank() < n || to.getRank() < n ||
-        from.getShape().take_front(n) != to.getShape().take_front(n))
+    if (!keepsLeadingDims(cast<ShapedType>(def->getOperand(0).getType()),
+                          cast<ShapedType>(v.getType()), n))
       return false;
     v = def->getOperand(0);
   }
   return true;
-}
-
-Value rootOf(Value v) {
-  while (Operation *def = v.getDefiningOp()) {
-    auto view = dyn_cast<ViewLikeOpInterface>(def);
-    if (!view)
-      break;
-    v = view.getViewSource();
-  }
-  return v;
 }
 
 } // namespace
@@ -221,13 +209,11 @@ bool mapRowKernel(StageBuilder &builder) {
     return false;
   // Every stage (and absorbed epilogue) runs over the rows first and touches the
   // buffers the kernel writes only in its own row.
-  SmallVector<linalg::GenericOp> all(stages);
-  for (auto &[stage, epilogue] : builder.getEpilogues())
-    all.push_back(epilogue);
+  SmallVector<linalg::GenericOp> all = builder.stagesAndEpilogues();
   llvm::DenseSet<Value> written;
   for (linalg::GenericOp s : all)
     for (Value v : s.getDpsInits())
-      written.insert(rootOf(v));
+      written.insert(viewRoot(v));
   int64_t longest = 1;
   for (linalg::GenericOp s : all) {
     SmallVector<int64_t> ranges = s.getStaticLoopRanges();
@@ -238,7 +224,7 @@ bool mapRowKernel(StageBuilder &builder) {
       if (s.getIteratorTypesArray()[i] != utils::IteratorType::parallel)
         return false;
     for (OpOperand &o : s->getOpOperands()) {
-      if (!isa<MemRefType>(o.get().getType()) || !written.contains(rootOf(o.get())))
+      if (!isa<MemRefType>(o.get().getType()) || !written.contains(viewRoot(o.get())))
         continue;
       if (!leadsWithRows(s.getMatchingIndexingMap(&o), n) || !keepsRows(o.get(), n))
         return false;
@@ -271,13 +257,7 @@ bool mapRowKernel(StageBuilder &builder) {
       SmallVector<Value> idx = delinearize(lb, loc, loop.getInductionVar(), inner);
       for (auto [i, v] : llvm::enumerate(idx))
         loopIdx[n + i] = v;
-      Block &body = s.getRegion().front();
-      SmallVector<Value> outs;
-      for (unsigned j = 0; j < s.getNumDpsInits(); ++j)
-        outs.push_back(body.getArgument(s.getNumDpsInputs() + j).use_empty()
-                           ? Value()
-                           : builder.initialValue(lb, s, j, loopIdx));
-      SmallVector<Value> results = builder.applyBody(lb, s, loopIdx, outs);
+      SmallVector<Value> results = builder.applyParallelBody(lb, s, loopIdx);
       for (auto [j, r] : llvm::enumerate(results))
         builder.storeOutput(lb, s, j, r, loopIdx);
     }

@@ -47,9 +47,6 @@ LogicalResult mapStages(StageBuilder &builder) {
   if (mapRowKernel(builder))
     return success();
   for (linalg::GenericOp op : builder.getStageOps()) {
-    if (llvm::any_of(op.getStaticLoopRanges(), ShapedType::isDynamic))
-      return op.emitError("kernel ") << builder.getKernel().getName()
-                                     << ": dynamic loop bounds have no cuda mapping";
     LoopDims dims(op);
     if (mapTiledContraction(builder, op, dims))
       continue;

@@ -169,35 +169,43 @@ LogicalResult StageBuilder::prepare() {
   absorbPaddings();
   absorbEpilogues();
 
-  // Buffers the kernel allocates and writes become scratch views.
+  // Buffers the kernel allocates and writes become scratch views. Only buffers a
+  // stage (or its absorbed epilogue) writes need memory; the others only give a
+  // shape (a pooling window) and are dropped as dead code.
+  llvm::DenseSet<Value> written;
+  for (linalg::GenericOp s : stagesAndEpilogues())
+    for (Value v : s.getDpsInits())
+      written.insert(viewRoot(v));
   for (Operation *op : prelude) {
     auto alloc = dyn_cast<memref::AllocOp>(op);
-    // Only buffers a stage writes need memory; the others only give a shape
-    // (a pooling window) and are dropped as dead code.
-    // (A stage writes what its absorbed epilogue writes.)
-    SmallVector<linalg::GenericOp> writers(stageOps);
-    for (auto &[stage, epilogue] : epilogues)
-      writers.push_back(epilogue);
-    if (!alloc || elided.contains(alloc.getResult()) ||
-        llvm::none_of(writers, [&](linalg::GenericOp s) {
-          return llvm::any_of(s.getDpsInits(), [&](Value v) {
-            Operation *root = v.getDefiningOp();
-            while (root && isa<ViewLikeOpInterface>(root))
-              root = cast<ViewLikeOpInterface>(root).getViewSource().getDefiningOp();
-            return root == op;
-          });
-        }))
+    if (!alloc || elided.contains(alloc.getResult()) || !written.contains(alloc.getResult()))
       continue;
     MemRefType type = alloc.getType();
     if (!type.hasStaticShape() || !type.getLayout().isIdentity())
       return op->emitError("kernel ") << kernel.getName()
                                       << ": dynamic scratch buffers have no cuda mapping";
     scratchOffsets[op] = scratch;
-    int64_t bytes = type.getNumElements() *
-                    ((type.getElementTypeBitWidth() + 7) / 8);
+    int64_t bytes = bufferBytes(type);
     scratch += ceilDiv(bytes, kScratchAlign) * kScratchAlign;
   }
   return success();
+}
+
+Value viewRoot(Value v) {
+  while (Operation *def = v.getDefiningOp()) {
+    auto view = dyn_cast<ViewLikeOpInterface>(def);
+    if (!view)
+      break;
+    v = view.getViewSource();
+  }
+  return v;
+}
+
+SmallVector<linalg::GenericOp> StageBuilder::stagesAndEpilogues() const {
+  SmallVector<linalg::GenericOp> all(stageOps);
+  for (auto &[stage, epilogue] : epilogues)
+    all.push_back(epilogue);
+  return all;
 }
 
 /// The stages that read or write `buffer` (directly, not through views).
@@ -223,12 +231,13 @@ void StageBuilder::absorbPaddings() {
     if (!alloc)
       continue;
     Value buffer = alloc.getResult();
-    // fill(buffer) with a value from outside the body; copy(source -> subview).
-    SmallVector<linalg::GenericOp> writers = stagesTouching(stageOps, buffer);
-    if (writers.empty() || !isPlainWrite(writers[0], buffer) ||
-        writers[0].getNumDpsInputs() > 1)
+    // fill(buffer) with a value from outside the body; copy(source -> subview);
+    // the other stages touching it only read it.
+    SmallVector<linalg::GenericOp> touching = stagesTouching(stageOps, buffer);
+    if (touching.empty() || !isPlainWrite(touching[0], buffer) ||
+        touching[0].getNumDpsInputs() > 1)
       continue;
-    linalg::GenericOp fill = writers[0];
+    linalg::GenericOp fill = touching[0];
     Block &fillBody = fill.getRegion().front();
     Value value = fillBody.getTerminator()->getOperand(0);
     if (auto arg = dyn_cast<BlockArgument>(value);
@@ -236,7 +245,7 @@ void StageBuilder::absorbPaddings() {
       value = fill.getDpsInputOperand(0)->get();
     if (value.getParentRegion() == &fill.getRegion() || isa<ShapedType>(value.getType()))
       continue;
-    if (!llvm::all_of(ArrayRef(writers).drop_front(), [&](linalg::GenericOp s) {
+    if (!llvm::all_of(ArrayRef(touching).drop_front(), [&](linalg::GenericOp s) {
           return !llvm::is_contained(s.getDpsInits(), buffer);
         }))
       continue;
@@ -269,7 +278,7 @@ void StageBuilder::absorbPaddings() {
       return llvm::find(stageOps, s) - stageOps.begin();
     };
     if (position(copy) < position(fill) ||
-        llvm::any_of(ArrayRef(writers).drop_front(),
+        llvm::any_of(ArrayRef(touching).drop_front(),
                      [&](linalg::GenericOp r) { return position(r) < position(copy); }))
       continue;
     paddings[buffer] = {source, value, SmallVector<int64_t>(subview.getStaticOffsets())};
@@ -301,9 +310,8 @@ void StageBuilder::absorbEpilogues() {
         llvm::count(next.getDpsInputs(), buffer) != 1 ||
         next.getStaticLoopRanges() != SmallVector<int64_t>(type.getShape()))
       continue;
-    OpOperand *in = llvm::find_if(next.getDpsInputOperands(), [&](OpOperand *o) {
-      return o->get() == buffer;
-    })[0];
+    OpOperand *in = *llvm::find_if(next.getDpsInputOperands(),
+                                   [&](OpOperand *o) { return o->get() == buffer; });
     if (!next.getMatchingIndexingMap(in).isIdentity())
       continue;
     bool inPlace = false, clobbers = false;
@@ -388,12 +396,7 @@ void StageBuilder::storeOutput(OpBuilder &b, linalg::GenericOp op, unsigned outI
   for (OpOperand *in : epilogue.getDpsInputOperands())
     if (in->get() == out->get())
       mapping.map(body.getArgument(in->getOperandNumber()), value);
-  SmallVector<Value> outs;
-  for (unsigned j = 0; j < epilogue.getNumDpsInits(); ++j)
-    outs.push_back(body.getArgument(epilogue.getNumDpsInputs() + j).use_empty()
-                       ? Value()
-                       : initialValue(b, epilogue, j, epilogueIdx));
-  SmallVector<Value> results = applyBody(b, epilogue, epilogueIdx, outs);
+  SmallVector<Value> results = applyParallelBody(b, epilogue, epilogueIdx);
   for (auto [j, result] : llvm::enumerate(results))
     storeOutput(b, epilogue, j, result, epilogueIdx);
 }
@@ -413,10 +416,10 @@ Value StageBuilder::loadOperand(OpBuilder &b, linalg::GenericOp op, OpOperand &o
   // A padded buffer: the source at the index minus the low padding (clamped, so
   // the load stays in bounds), the padding value outside it.
   auto sourceType = cast<MemRefType>(padding->second.source.getType());
+  auto bufferType = cast<MemRefType>(operand.get().getType());
   Value inside;
   for (auto [d, i] : llvm::enumerate(*idx)) {
     int64_t size = sourceType.getDimSize(d), low = padding->second.low[d];
-    auto bufferType = cast<MemRefType>(operand.get().getType());
     if (low == 0 && size == bufferType.getDimSize(d))
       continue;
     Value shifted = b.create<arith::SubIOp>(loc, i, cIndex(b, loc, low));
@@ -441,6 +444,17 @@ Value StageBuilder::initialValue(OpBuilder &b, linalg::GenericOp op, unsigned ou
   if (it != foldedInit.end())
     return mapping.lookupOrDefault(it->second);
   return loadOperand(b, op, *op.getDpsInitOperand(outIndex), loopIdx);
+}
+
+SmallVector<Value> StageBuilder::applyParallelBody(OpBuilder &b, linalg::GenericOp op,
+                                                   ValueRange loopIdx) {
+  Block &body = op.getRegion().front();
+  SmallVector<Value> outs;
+  for (unsigned j = 0; j < op.getNumDpsInits(); ++j)
+    outs.push_back(body.getArgument(op.getNumDpsInputs() + j).use_empty()
+                       ? Value()
+                       : initialValue(b, op, j, loopIdx));
+  return applyBody(b, op, loopIdx, outs);
 }
 
 SmallVector<Value> StageBuilder::applyBody(OpBuilder &b, linalg::GenericOp op,

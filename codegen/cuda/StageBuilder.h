@@ -27,6 +27,8 @@ namespace kiln {
 constexpr int64_t kMaxThreadsPerBlock = 256;
 
 int64_t product(llvm::ArrayRef<int64_t> sizes);
+/// The buffer `v` views (through subviews, reshapes, ...), or `v` itself.
+mlir::Value viewRoot(mlir::Value v);
 int64_t ceilDiv(int64_t a, int64_t b);
 mlir::Value cIndex(mlir::OpBuilder &b, mlir::Location loc, int64_t v);
 /// Row-major delinearization of `linear` over `sizes`.
@@ -79,6 +81,11 @@ public:
   llvm::SmallVector<mlir::Value> applyBody(mlir::OpBuilder &b, mlir::linalg::GenericOp op,
                                            mlir::ValueRange loopIdx, mlir::ValueRange outs,
                                            mlir::Operation *skip = nullptr);
+  /// applyBody for an all-parallel op: the output block arguments its body uses
+  /// are bound to the outputs' current values.
+  llvm::SmallVector<mlir::Value> applyParallelBody(mlir::OpBuilder &b,
+                                                   mlir::linalg::GenericOp op,
+                                                   mlir::ValueRange loopIdx);
   mlir::Value loadOperand(mlir::OpBuilder &b, mlir::linalg::GenericOp op,
                           mlir::OpOperand &operand, mlir::ValueRange loopIdx);
   /// The output's initial value: a folded fill's constant, or a load.
@@ -90,9 +97,8 @@ public:
                    mlir::Value value, mlir::ValueRange loopIdx);
   bool hasEpilogue(mlir::linalg::GenericOp op) const { return epilogues.count(op); }
   /// The absorbed epilogues, each keyed by the stage that applies it.
-  const llvm::DenseMap<mlir::Operation *, mlir::linalg::GenericOp> &getEpilogues() const {
-    return epilogues;
-  }
+  /// The stages, then the absorbed epilogues (each keyed by the stage that applies it).
+  llvm::SmallVector<mlir::linalg::GenericOp> stagesAndEpilogues() const;
 
   /// Kernel values -> their clones in the current stage.
   mlir::IRMapping mapping;

@@ -84,13 +84,7 @@ LogicalResult mapThreadPerOutput(StageBuilder &builder, linalg::GenericOp op, co
           k == 0 ? first : b.create<arith::AddIOp>(loc, first, cIndex(b, loc, k)).getResult();
     SmallVector<Value> results;
     if (red.empty()) {
-      SmallVector<Value> outs;
-      Block &body = op.getRegion().front();
-      for (unsigned j = 0; j < op.getNumDpsInits(); ++j)
-        outs.push_back(body.getArgument(op.getNumDpsInputs() + j).use_empty()
-                           ? Value()
-                           : builder.initialValue(b, op, j, loopIdx));
-      results = builder.applyBody(b, op, loopIdx, outs);
+      results = builder.applyParallelBody(b, op, loopIdx);
     } else {
       SmallVector<Value> init;
       for (unsigned j = 0; j < op.getNumDpsInits(); ++j)

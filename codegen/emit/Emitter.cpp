@@ -50,7 +50,7 @@ TensorInterface describe(IoOp op) {
   t.name = op.getName().str();
   t.dtype = dtypeCode(elem);
   t.shape.assign(type.getShape().begin(), type.getShape().end());
-  t.bytes = type.getNumElements() * ((type.getElementTypeBitWidth() + 7) / 8);
+  t.bytes = bufferBytes(type);
   return t;
 }
 

@@ -48,7 +48,7 @@ std::string launchArguments(LaunchOp launch, IoExpr io) {
 
 int64_t copyBytes(CopyOp c) {
   auto type = cast<MemRefType>(c.getSource().getType());
-  return type.getNumElements() * ((type.getElementTypeBitWidth() + 7) / 8);
+  return bufferBytes(type);
 }
 
 int64_t maxScratchBytes(PlanOp plan) {

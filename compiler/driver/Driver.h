@@ -46,6 +46,15 @@ bool importModel(const ImportRequest &request, std::string &error);
 /// `kiln inspect`: opsets, inputs and outputs, and an op histogram, to `os`.
 bool inspectModel(const ModelInput &model, llvm::raw_ostream &os, std::string &error);
 
+/// The fusion rules CompileRequest::noFuse names ("all" leaves every one out):
+/// elementwise and transpose (kiln-fuse-elementwise), epilogue, pad, concat and
+/// reduction (kiln-form-kernels).
+inline const std::vector<std::string> &fusionRules() {
+  static const std::vector<std::string> rules = {"elementwise", "transpose", "epilogue",
+                                                 "pad",         "concat",    "reduction"};
+  return rules;
+}
+
 struct CompileRequest {
   ModelInput model;
   /// The phase to stop after and print ("emit": write the artifacts).

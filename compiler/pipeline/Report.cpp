@@ -86,10 +86,7 @@ void CompileReport::collectPlan(ModuleOp module) {
   });
   // Traffic: every buffer a launch takes, read or written once; FLOPs: the ops of
   // each linalg body times its loop trip count.
-  auto bytesOf = [](Value v) {
-    auto type = cast<MemRefType>(v.getType());
-    return type.getNumElements() * ((type.getElementTypeBitWidth() + 7) / 8);
-  };
+  auto bytesOf = [](Value v) { return bufferBytes(cast<MemRefType>(v.getType())); };
   llvm::StringMap<int64_t> kernelFlops;
   for (auto fn : module.getOps<func::FuncOp>()) {
     int64_t total = 0;
@@ -110,16 +107,19 @@ void CompileReport::collectPlan(ModuleOp module) {
   bytesRead = bytesWritten = flops = 0;
   kernelTraffic.clear();
   module.walk([&](LaunchOp l) {
-    Traffic &t = kernelTraffic[l.getKernel().str()];
-    auto buffers = l.getBuffers();
-    for (auto [i, v] : llvm::enumerate(buffers))
-      (static_cast<int64_t>(i) < static_cast<int64_t>(l.getNumInputs()) ? t.bytesRead
-                                                                          : t.bytesWritten) +=
+    Traffic launch;
+    for (auto [i, v] : llvm::enumerate(l.getBuffers()))
+      (static_cast<int64_t>(i) < static_cast<int64_t>(l.getNumInputs()) ? launch.bytesRead
+                                                                          : launch.bytesWritten) +=
           bytesOf(v);
-    t.flops += kernelFlops.lookup(l.getKernel());
-    bytesRead += t.bytesRead;
-    bytesWritten += t.bytesWritten;
-    flops += t.flops;
+    launch.flops = kernelFlops.lookup(l.getKernel());
+    Traffic &t = kernelTraffic[l.getKernel().str()];
+    t.bytesRead += launch.bytesRead;
+    t.bytesWritten += launch.bytesWritten;
+    t.flops += launch.flops;
+    bytesRead += launch.bytesRead;
+    bytesWritten += launch.bytesWritten;
+    flops += launch.flops;
   });
   module.walk([&](CopyOp c) {
     bytesRead += bytesOf(c.getSource());

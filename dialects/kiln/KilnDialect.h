@@ -27,4 +27,11 @@
 #define GET_OP_CLASSES
 #include "dialects/kiln/KilnOps.h.inc"
 
+namespace kiln {
+/// Bytes of a static buffer (sub-byte elements rounded up to a byte each).
+inline int64_t bufferBytes(mlir::MemRefType type) {
+  return type.getNumElements() * ((type.getElementTypeBitWidth() + 7) / 8);
+}
+} // namespace kiln
+
 #endif // KILN_DIALECTS_KILN_KILNDIALECT_H

@@ -97,6 +97,17 @@ void collect(Operation *op, llvm::SetVector<Operation *> &remat,
   });
 }
 
+bool isReshape(Operation *op) {
+  return isa_and_nonnull<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(op);
+}
+
+/// The value `v` reshapes (through any chain of reshapes), or `v` itself.
+Value reshapeSource(Value v) {
+  while (isReshape(v.getDefiningOp()))
+    v = v.getDefiningOp()->getOperand(0);
+  return v;
+}
+
 /// A contraction or reduction: a linalg op with reduction loops and one result.
 bool isReduction(Operation *op) {
   auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
@@ -159,13 +170,9 @@ int64_t rowRank(linalg::GenericOp op) {
 /// row-major reshape with the same leading n sizes keeps every element in its
 /// row); null when one of them does not.
 Value throughRowReshapes(Value v, int64_t n) {
-  while (Operation *def = v.getDefiningOp()) {
-    if (!isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(def))
-      break;
-    auto from = cast<RankedTensorType>(def->getOperand(0).getType());
-    auto to = cast<RankedTensorType>(v.getType());
-    if (from.getRank() < n || to.getRank() < n ||
-        from.getShape().take_front(n) != to.getShape().take_front(n))
+  for (Operation *def = v.getDefiningOp(); isReshape(def); def = v.getDefiningOp()) {
+    if (!kiln::keepsLeadingDims(cast<ShapedType>(def->getOperand(0).getType()),
+                                cast<ShapedType>(v.getType()), n))
       return Value();
     v = def->getOperand(0);
   }
@@ -263,19 +270,13 @@ struct FormKernelsPass : kiln::impl::FormKernelsBase<FormKernelsPass> {
       // reshapes), all in groups of the same row rank.
       if (enabled("reduction") && generic && rowOnly[find(self)]) {
         for (OpOperand &read : generic->getOpOperands()) {
-          Value v = read.get();
-          // The row rank: this group's, else the producer group's, else the
-          // producer's own.
-          Value base = v;
-          while (Operation *def = base.getDefiningOp()) {
-            if (!isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(def))
-              break;
-            base = def->getOperand(0);
-          }
+          Value v = read.get(), base = reshapeSource(v);
           auto producer = base.getDefiningOp<linalg::GenericOp>();
           auto it = producer ? index.find(producer) : index.end();
           if (it == index.end() || !rowOnly[find(it->second)])
             continue;
+          // The row rank: this group's, else the producer group's (at first the
+          // producer's own).
           int64_t n = rows[find(self)] ? rows[find(self)] : rows[find(it->second)];
           if (n == 0 || (rows[find(it->second)] && rows[find(it->second)] != n) ||
               throughRowReshapes(v, n) != base || !isRowEdge(producer, generic, read, n))
@@ -285,7 +286,7 @@ struct FormKernelsPass : kiln::impl::FormKernelsBase<FormKernelsPass> {
           bool allRowReaders = true;
           std::function<void(Value)> readers = [&](Value r) {
             for (Operation *user : r.getUsers()) {
-              if (isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(user))
+              if (isReshape(user))
                 readers(user->getResult(0));
               else if (!isa<linalg::GenericOp>(user))
                 allRowReaders = false;
@@ -317,7 +318,7 @@ struct FormKernelsPass : kiln::impl::FormKernelsBase<FormKernelsPass> {
         return llvm::any_of(v.getUsers(), [&](Operation *user) {
           if (in.contains(user))
             return false;
-          if (isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(user) && !isKernelAnchor(user))
+          if (isReshape(user) && !isKernelAnchor(user))
             return llvm::any_of(user->getResults(), readEarly);
           return user->isBeforeInBlock(last);
         });
@@ -399,13 +400,13 @@ struct FormKernelsPass : kiln::impl::FormKernelsBase<FormKernelsPass> {
       }
       llvm::append_range(ordered, members);
       llvm::sort(ordered, [](Operation *a, Operation *c) { return a->isBeforeInBlock(c); });
+      auto isInsert = [&](Operation *op) {
+        return isa<tensor::InsertSliceOp>(op) && inGroup.contains(op);
+      };
       for (Operation *op : ordered)
-        if (isa<tensor::InsertSliceOp>(op) && inGroup.contains(op))
+        if (isInsert(op))
           pending.push_back(op);
-      for (Operation *op : ordered) {
-        if (isa<tensor::InsertSliceOp>(op) && inGroup.contains(op))
-          continue; // inserted from `pending`
-        inner.clone(*op, mapping);
+      auto insertReady = [&] {
         for (bool progress = true; progress;) {
           progress = false;
           for (Operation *&p : pending)
@@ -415,10 +416,14 @@ struct FormKernelsPass : kiln::impl::FormKernelsBase<FormKernelsPass> {
               progress = true;
             }
         }
+      };
+      insertReady(); // slices of the kernel's inputs
+      for (Operation *op : ordered) {
+        if (isInsert(op))
+          continue;
+        inner.clone(*op, mapping);
+        insertReady();
       }
-      for (Operation *p : pending) // (every member is cloned by now; kept for safety)
-        if (p)
-          inner.clone(*p, mapping);
       // One tensor.empty (and fill of it) per use: a shared one would make
       // bufferization copy where each user could own its buffer.
       auto splitUses = [&](auto kind) {

@@ -9,6 +9,7 @@
 #define KILN_PASSES_FUSION_ROWS_H
 
 #include "mlir/IR/AffineMap.h"
+#include "mlir/IR/BuiltinTypeInterfaces.h"
 
 namespace kiln {
 
@@ -21,6 +22,13 @@ inline bool leadsWithRows(mlir::AffineMap map, int64_t n) {
     if (map.getResult(i) != mlir::getAffineDimExpr(i, map.getContext()))
       return false;
   return true;
+}
+
+/// True when a row-major reshape from `from` to `to` keeps every element in its
+/// row: both have at least n dims and the same leading n sizes.
+inline bool keepsLeadingDims(mlir::ShapedType from, mlir::ShapedType to, int64_t n) {
+  return from.getRank() >= n && to.getRank() >= n &&
+         from.getShape().take_front(n) == to.getShape().take_front(n);
 }
 
 } // namespace kiln

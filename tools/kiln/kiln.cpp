@@ -15,6 +15,7 @@
 #include "dialects/onnx/OnnxSchemas.h"
 #include "tools/kiln/RunCommand.h"
 
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <CLI/CLI.hpp>
@@ -107,7 +108,8 @@ int main(int argc, char **argv) {
                          "Host CPU to tune for (default: native)");
   compileCmd->add_flag("--no-fuse{all}", noFuse,
                        "Leave fusion out, for comparison: --no-fuse (one op per kernel) "
-                       "or --no-fuse=RULE[,RULE] with rules elementwise, transpose, epilogue, pad, concat, reduction");
+                       "or --no-fuse=RULE[,RULE] with rules " +
+                           llvm::join(kiln::fusionRules(), ", "));
   compileCmd->add_option("--report", compileRequest.report,
                          "Write the compile report (kernels, memory, phase times) as JSON");
   compileCmd->add_option("--report-html", compileRequest.reportHtml,
@@ -159,9 +161,9 @@ int main(int argc, char **argv) {
     compileRequest.buildLibrary = emitKind == "lib";
     for (llvm::StringRef rest = noFuse; !rest.empty();) {
       auto [rule, tail] = rest.split(',');
-      if (!llvm::is_contained({"all", "elementwise", "transpose", "epilogue", "pad", "concat", "reduction"}, rule))
-        return reportError("--no-fuse: unknown rule '" + rule.str() +
-                           "' (all, elementwise, transpose, epilogue, pad, concat, reduction)");
+      if (rule != "all" && !llvm::is_contained(kiln::fusionRules(), rule))
+        return reportError("--no-fuse: unknown rule '" + rule.str() + "' (all, " +
+                           llvm::join(kiln::fusionRules(), ", ") + ")");
       compileRequest.noFuse.push_back(rule.str());
       rest = tail;
     }

@@ -224,3 +224,11 @@ func.func @bn_training(%x: tensor<2x3x4xf32>, %s: tensor<3xf32>, %b: tensor<3xf3
   %y, %rm, %rv = "onnx.BatchNormalization"(%x, %s, %b, %m, %v) <{epsilon = 1.0e-2 : f32, momentum = 0.5 : f32, training_mode = 1 : i64}> : (tensor<2x3x4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<2x3x4xf32>, tensor<3xf32>, tensor<3xf32>)
   return %y, %rm, %rv : tensor<2x3x4xf32>, tensor<3xf32>, tensor<3xf32>
 }
+
+// -----
+
+func.func @bn_training_rank1(%x: tensor<3xf32>, %s: tensor<3xf32>, %b: tensor<3xf32>, %m: tensor<3xf32>, %v: tensor<3xf32>) -> tensor<3xf32> {
+  // expected-error @+1 {{training-mode BatchNormalization needs a float input of rank >= 2}}
+  %y, %rm, %rv = "onnx.BatchNormalization"(%x, %s, %b, %m, %v) <{epsilon = 1.0e-2 : f32, momentum = 0.5 : f32, training_mode = 1 : i64}> : (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>)
+  return %y : tensor<3xf32>
+}
