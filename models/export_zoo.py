@@ -169,10 +169,44 @@ class DynamicEncoder(TransformerEncoder):
         return x
 
 
+class AffineNet(torch.nn.Module):
+    """BatchNorm and constant scales and shifts after every contraction kind, and a
+    standalone BatchNorm: what kiln-fold-batchnorm and kiln-fold-affine rewrite."""
+
+    def __init__(self, width):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, width, 3, padding=1, bias=False)
+        self.bn1 = torch.nn.BatchNorm2d(width)
+        self.up = torch.nn.ConvTranspose2d(width, width, 2, stride=2, groups=2)
+        self.bn2 = torch.nn.BatchNorm2d(width)
+        self.bn3 = torch.nn.BatchNorm2d(width)
+        self.fc = torch.nn.Linear(width, 2 * width)
+        self.bn4 = torch.nn.BatchNorm1d(2 * width)
+        self.proj = torch.nn.Parameter(torch.randn(2 * width, width) * 0.1)
+        self.scale = torch.nn.Parameter(torch.rand(width, 1, 1) + 0.5)
+        self.shift = torch.nn.Parameter(torch.randn(width, 1, 1))
+        for bn in (self.bn1, self.bn2, self.bn3, self.bn4):  # non-trivial statistics
+            bn.running_mean.uniform_(-0.5, 0.5)
+            bn.running_var.uniform_(0.5, 2.0)
+            bn.weight.data.uniform_(0.5, 1.5)
+            bn.bias.data.uniform_(-0.5, 0.5)
+
+    def forward(self, x):
+        y = torch.relu(self.bn1(self.conv(x)))
+        y = self.bn2(self.up(y)) * self.scale + self.shift
+        y = self.bn3(torch.relu(y))                    # standalone: after a Relu
+        z = self.bn4(self.fc(y.mean(dim=(2, 3))))       # Gemm + BatchNorm1d
+        return (z @ self.proj) * 0.5                    # MatMul * constant
+
+
 def build(name, batch, reduced=False):
     """The model and an example input. `reduced`: the same architecture, smaller (fewer
     blocks, narrower, lower resolution) so that CI can run every zoo model end to end."""
     image = 64 if reduced else 224
+    if name in VARIANTS:
+        return build(VARIANTS[name][0], batch, reduced)
+    if name == "affine":
+        return AffineNet(8 if reduced else 64), torch.randn(batch, 3, image // 2, image // 2)
     if name == "resnet50":
         if reduced:
             net = torchvision.models.resnet.ResNet(torchvision.models.resnet.Bottleneck,
@@ -213,12 +247,21 @@ def build(name, batch, reduced=False):
     raise SystemExit(f"unknown model {name}")
 
 
+# Models written as other exporters write them: the same network exported another
+# way (base model, export options). resnet50_bn keeps its BatchNormalization nodes
+# (TrainingMode.PRESERVE, as TensorFlow and Keras converters write them);
+# transformer_encoder_op13 is exported at opset 13, where LayerNormalization is a
+# ReduceMean/Sub/Pow/Sqrt/Div chain.
+VARIANTS = {"resnet50_bn": ("resnet50", {"training": torch.onnx.TrainingMode.PRESERVE}),
+            "transformer_encoder_op13": ("transformer_encoder", {"opset_version": 13})}
+
 MODELS = ["resnet50", "inception_v3", "mobilenet_v2", "squeezenet1_1", "transformer_encoder",
-          "gpt2", "lstm", "gated_cnn", "transformer_dynamic"]
+          "gpt2", "lstm", "gated_cnn", "transformer_dynamic", "affine"] + list(VARIANTS)
 
 # How each model is exported beyond the default: scripted (data-dependent control
 # flow stays in the graph) or with dynamic axes (Kiln pins them with --input-shape).
 SCRIPTED = {"gated_cnn"}
+PRESERVE = {"affine"}
 DYNAMIC_AXES = {"transformer_dynamic": {"input": {0: "batch", 1: "sequence"},
                                         "output": {0: "batch", 1: "sequence"}}}
 
@@ -244,10 +287,13 @@ def export(name, batch, reduced, out, opset, force):
         legacy = {"dynamo": False} if "dynamo" in inspect.signature(torch.onnx.export).parameters \
             else {}
         exported = torch.jit.script(model) if name in SCRIPTED else model
-        torch.onnx.export(exported, example, path, opset_version=opset,
-                          input_names=["input"], output_names=["output"],
-                          dynamic_axes=DYNAMIC_AXES.get(name), do_constant_folding=True,
-                          **legacy)
+        options = {"opset_version": opset, **legacy}
+        if name in PRESERVE:
+            options["training"] = torch.onnx.TrainingMode.PRESERVE
+        options.update(VARIANTS.get(name, (None, {}))[1])
+        torch.onnx.export(exported, example, path, input_names=["input"],
+                          output_names=["output"], dynamic_axes=DYNAMIC_AXES.get(name),
+                          do_constant_folding=True, **options)
         reference = model(example)
     if isinstance(reference, (tuple, list)) or hasattr(reference, "logits"):
         reference = reference[0] if isinstance(reference, (tuple, list)) else reference.logits
@@ -255,7 +301,8 @@ def export(name, batch, reduced, out, opset, force):
     with open(os.path.join(out, f"{stem}.meta.json"), "w") as f:
         json.dump({"model": name, "batch": batch, "reduced": reduced, "input": "input",
                    "dynamic": name in DYNAMIC_AXES,
-                   "shape": list(example.shape), "dtype": str(example.dtype), "opset": opset}, f)
+                   "shape": list(example.shape), "dtype": str(example.dtype),
+                   "opset": options["opset_version"]}, f)
     # Last, so that a present reference means a complete export.
     np.save(os.path.join(out, f"{stem}.output.npy"), reference.detach().numpy())
     print(f"{stem}: exported in {time.time() - start:.1f} s to {path}")

@@ -96,6 +96,55 @@ def RemoveIdentity : Pass<"kiln-remove-identity", "mlir::func::FuncOp"> {
   }];
 }
 
+def FoldBatchNorm : Pass<"kiln-fold-batchnorm", "mlir::func::FuncOp"> {
+  let summary = "Inference BatchNormalization to a per-channel affine";
+  let description = [{
+    Part of the graph phase. A BatchNormalization in inference mode whose scale,
+    bias, mean and variance are constants becomes X * a + b, with
+    a = scale / sqrt(var + eps) and b = bias - mean * a computed at compile time and
+    laid along the channel axis. kiln-fold-affine folds the affine into a Conv,
+    ConvTranspose, Gemm or MatMul before it; a standalone one stays an affine (one
+    elementwise op, fused with its neighbours). Statistics that are not constants
+    leave the op to the tensor phase.
+
+    Before:
+    ```mlir
+    %y = "onnx.BatchNormalization"(%x, %scale, %b, %mean, %var) {epsilon = 1.0e-05 : f32}
+         : (tensor<1x2x4x4xf32>, ...) -> (tensor<1x2x4x4xf32>, none, none)
+    ```
+    After:
+    ```mlir
+    %a = "onnx.Constant"() {value = dense<...> : tensor<2x1x1xf32>}
+    %s = "onnx.Mul"(%x, %a) : (...) -> tensor<1x2x4x4xf32>
+    %y = "onnx.Add"(%s, %c) : (...) -> tensor<1x2x4x4xf32>
+    ```
+  }];
+}
+
+def FoldAffine : Pass<"kiln-fold-affine", "mlir::func::FuncOp"> {
+  let summary = "Fold constant scales and shifts into Conv, Gemm and MatMul weights";
+  let description = [{
+    Part of the graph phase, after kiln-fold-batchnorm. A Mul, Div, Add or Sub
+    whose one operand is the only use of a Conv, ConvTranspose, Gemm or MatMul
+    result and whose other is a constant, uniform or one value per output channel,
+    is folded into the contraction: a scale multiplies each output channel's
+    weights and bias, a shift adds to the bias (Gemm's C, shifted by shift / beta;
+    a MatMul has no bias, so only scales fold into it). The weights must be
+    constants; the arithmetic is done in double and written back in the element
+    type. In program order, so a Conv, Mul, Add chain folds whole.
+
+    Before:
+    ```mlir
+    %y = "onnx.Conv"(%x, %w, %b) : (...) -> tensor<1x2x4x4xf32>
+    %z = "onnx.Mul"(%y, %s) : (tensor<1x2x4x4xf32>, tensor<2x1x1xf32>) -> tensor<1x2x4x4xf32>
+    ```
+    After:
+    ```mlir
+    %z = "onnx.Conv"(%x, %w_times_s, %b_times_s) : (...) -> tensor<1x2x4x4xf32>
+    ```
+  }];
+}
+
 def ConvertOnnxToLinalg : Pass<"convert-onnx-to-linalg", "mlir::ModuleOp"> {
   let summary = "Lower the onnx dialect to linalg, tensor, arith and math";
   let description = [{

@@ -62,6 +62,8 @@ void buildGraphPipeline(OpPassManager &pm, const CompileOptions &) {
   pm.addPass(createInferShapes());
   pm.addPass(createDecompose());
   pm.addNestedPass<func::FuncOp>(createRemoveIdentity());
+  pm.addNestedPass<func::FuncOp>(createFoldBatchNorm());
+  pm.addNestedPass<func::FuncOp>(createFoldAffine());
   pm.addPass(createCanonicalizerPass());
 }
 

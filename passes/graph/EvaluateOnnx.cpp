@@ -15,6 +15,7 @@
 #include "mlir/IR/DialectResourceBlobManager.h"
 
 #include <cmath>
+#include <cstring>
 #include <functional>
 #include <optional>
 
@@ -886,6 +887,51 @@ ElementsAttr constantAttr(kiln::onnx::ConstantOp constant) {
 ElementsAttr constantValueOf(Value v) {
   auto constant = v.getDefiningOp<kiln::onnx::ConstantOp>();
   return constant ? constantAttr(constant) : ElementsAttr();
+}
+
+std::optional<std::vector<double>> floatValuesOf(Value v) {
+  ElementsAttr attr = constantValueOf(v);
+  if (!attr)
+    return std::nullopt;
+  auto type = cast<RankedTensorType>(attr.getShapedType());
+  auto elem = dyn_cast<FloatType>(type.getElementType());
+  if (!elem)
+    return std::nullopt;
+  std::vector<double> out;
+  out.reserve(type.getNumElements());
+  if (auto resource = dyn_cast<DenseResourceElementsAttr>(attr)) {
+    AsmResourceBlob *blob = resource.getRawHandle().getBlob();
+    if (!blob)
+      return std::nullopt;
+    ArrayRef<char> data = blob->getData();
+    unsigned bytes = elem.getWidth() / 8;
+    if (data.size() != type.getNumElements() * bytes)
+      return std::nullopt;
+    for (int64_t i = 0, e = type.getNumElements(); i < e; ++i) {
+      const char *p = data.data() + i * bytes;
+      if (elem.isF32()) {
+        float f;
+        std::memcpy(&f, p, sizeof f);
+        out.push_back(f);
+      } else if (elem.isF64()) {
+        double d;
+        std::memcpy(&d, p, sizeof d);
+        out.push_back(d);
+      } else {
+        uint64_t bits = 0;
+        std::memcpy(&bits, p, bytes);
+        out.push_back(APFloat(elem.getFloatSemantics(), APInt(elem.getWidth(), bits))
+                          .convertToDouble());
+      }
+    }
+    return out;
+  }
+  auto dense = dyn_cast<DenseElementsAttr>(attr);
+  if (!dense)
+    return std::nullopt;
+  for (APFloat f : dense.getValues<APFloat>())
+    out.push_back(f.convertToDouble());
+  return out;
 }
 
 DenseElementsAttr evaluateOnnxOp(Operation *op, ArrayRef<Attribute> operandValues) {

@@ -12,6 +12,9 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Operation.h"
 
+#include <optional>
+#include <vector>
+
 namespace kiln {
 
 /// The largest tensor the graph phase creates by folding.
@@ -20,6 +23,10 @@ constexpr int64_t kMaxFoldElements = 1 << 16;
 /// The value of `v` when an onnx.Constant (any of its attribute forms) defines it
 /// and it has a static shape; null otherwise.
 mlir::ElementsAttr constantValueOf(mlir::Value v);
+
+/// The elements of float constant `v` (any size; f16, bf16, f32 or f64), row-major;
+/// nullopt when `v` is not such a constant.
+std::optional<std::vector<double>> floatValuesOf(mlir::Value v);
 
 /// The result of onnx op `op` given its operands' values (null where not constant);
 /// null when the op is not one Kiln evaluates, an operand it needs is unknown, or the

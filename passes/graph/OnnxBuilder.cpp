@@ -3,7 +3,10 @@
 #include "dialects/onnx/OnnxDialect.h"
 #include "passes/graph/EvaluateOnnx.h"
 
+#include "mlir/IR/DialectResourceBlobManager.h"
+
 #include <cmath>
+#include <cstring>
 
 using namespace mlir;
 
@@ -55,6 +58,34 @@ Value OnnxBuilder::constant(DenseElementsAttr value) {
   auto c = b.create<kiln::onnx::ConstantOp>(loc, TypeRange{value.getType()},
                                             ValueRange{});
   c.setValueAttr(value);
+  return c.getResult();
+}
+
+Value OnnxBuilder::floats(RankedTensorType type, ArrayRef<double> values, StringRef name) {
+  auto elem = cast<FloatType>(type.getElementType());
+  SmallVector<APFloat> converted;
+  converted.reserve(values.size());
+  for (double d : values) {
+    APFloat v(d);
+    bool loses = false;
+    v.convert(elem.getFloatSemantics(), APFloat::rmNearestTiesToEven, &loses);
+    converted.push_back(v);
+  }
+  if (values.size() <= 64)
+    return constant(DenseElementsAttr::get(type, converted));
+  // Weights-sized: bytes in a blob, as the importer keeps them (no attribute uniquing
+  // of megabytes; the weights file writer reads blobs).
+  unsigned bytes = elem.getWidth() / 8;
+  std::vector<char> data(values.size() * bytes);
+  for (size_t i = 0; i < converted.size(); ++i) {
+    uint64_t bits = converted[i].bitcastToAPInt().getZExtValue();
+    std::memcpy(data.data() + i * bytes, &bits, bytes); // little-endian host
+  }
+  AsmResourceBlob blob = HeapAsmResourceBlob::allocateAndCopyWithAlign(
+      ArrayRef<char>(data), alignof(std::max_align_t));
+  auto attr = DenseResourceElementsAttr::get(type, name, std::move(blob));
+  auto c = b.create<kiln::onnx::ConstantOp>(loc, TypeRange{type}, ValueRange{});
+  c.setValueAttr(attr);
   return c.getResult();
 }
 

@@ -27,6 +27,11 @@ public:
                      llvm::ArrayRef<mlir::NamedAttribute> attrs = {});
   mlir::Value none();
   mlir::Value constant(mlir::DenseElementsAttr value);
+  /// A float constant of `type` holding `values` (row-major, converted to the
+  /// element type); a large one is a resource blob named after `name`, as the
+  /// importer stores weights.
+  mlir::Value floats(mlir::RankedTensorType type, llvm::ArrayRef<double> values,
+                     llvm::StringRef name);
   mlir::Value scalar(mlir::Type elem, double v);
   /// A 1-D i64 constant.
   mlir::Value ints(llvm::ArrayRef<int64_t> values);
