@@ -145,6 +145,57 @@ def FoldAffine : Pass<"kiln-fold-affine", "mlir::func::FuncOp"> {
   }];
 }
 
+def SimplifyViews : Pass<"kiln-simplify-views", "mlir::func::FuncOp"> {
+  let summary = "Simplify transpose and reshape chains";
+  let description = [{
+    Part of the graph phase. In program order: a Transpose of a Transpose becomes
+    one Transpose with the composed permutation, and goes when that is the
+    identity (tf2onnx's NHWC/NCHW round trips); a Transpose that only moves size-1
+    dimensions becomes a Reshape; a Reshape, Flatten, Squeeze or Unsqueeze of
+    another becomes one Reshape of the first source, and goes when it changes
+    nothing. Static shapes only.
+
+    Before:
+    ```mlir
+    %t = "onnx.Transpose"(%x) {perm = [0, 2, 3, 1]} : (tensor<1x3x4x5xf32>) -> tensor<1x4x5x3xf32>
+    %u = "onnx.Transpose"(%t) {perm = [0, 3, 1, 2]} : (tensor<1x4x5x3xf32>) -> tensor<1x3x4x5xf32>
+    %y = "onnx.Relu"(%u)
+    ```
+    After:
+    ```mlir
+    %y = "onnx.Relu"(%x)
+    ```
+  }];
+}
+
+def RecognizeComposites : Pass<"kiln-recognize-composites", "mlir::func::FuncOp"> {
+  let summary = "Recognize LayerNorm and GELU written as primitives";
+  let description = [{
+    Part of the graph phase. LayerNorm as exporters write it before opset 17
+    (ReduceMean, Sub, Pow 2 or a self-Mul, ReduceMean, Add eps, Sqrt, Div or Mul by
+    the Reciprocal, optional Mul scale and Add bias, over trailing axes) becomes
+    onnx.LayerNormalization; GELU before opset 20 becomes onnx.Gelu: any chain of
+    elementwise ops (Add, Sub, Mul, Div, Pow, Erf, Tanh, Sqrt, Neg, Reciprocal) on
+    one tensor and scalar constants containing an Erf or Tanh is evaluated on
+    sample points and replaced when it computes the exact GELU
+    (approximate = "none") or its tanh form (approximate = "tanh"). Intermediates
+    used outside the composite block the match.
+
+    Before:
+    ```mlir
+    %d = "onnx.Div"(%x, %sqrt2)
+    %e = "onnx.Erf"(%d)
+    %a = "onnx.Add"(%e, %one)
+    %m = "onnx.Mul"(%x, %a)
+    %y = "onnx.Mul"(%m, %half)
+    ```
+    After:
+    ```mlir
+    %y = "onnx.Gelu"(%x) <{approximate = "none"}>
+    ```
+  }];
+}
+
 def ConvertOnnxToLinalg : Pass<"convert-onnx-to-linalg", "mlir::ModuleOp"> {
   let summary = "Lower the onnx dialect to linalg, tensor, arith and math";
   let description = [{
