@@ -282,7 +282,9 @@ def FormKernels : Pass<"kiln-form-kernels", "mlir::func::FuncOp"> {
     tensor.pad read only by a reduction), `concat` (a Concat's insert_slice
     chain with the producers of its slices) and `reduction` (row reductions and
     the elementwise generics around them that stay in their row: Softmax,
-    LayerNorm). Reshapes and slices are cloned into the kernels that read them
+    LayerNorm; and the small batched contractions that produce or consume those
+    rows, each operand indexed by the row's batch loops: attention's Q K^T,
+    scale, mask, Softmax and P V as one kernel). Reshapes and slices are cloned into the kernels that read them
     (views, not kernels). A kernel yields the results its members give to ops
     outside it.
   }];

@@ -5,7 +5,8 @@
 // combine their partial results with gpu.all_reduce (warp shuffles, then shared
 // memory across warps). Softmax and norm statistics, Reduce*, global pooling.
 // The row kernel runs such reductions and the elementwise stages around them, all
-// over the same rows, one block per row in one launch.
+// over the same rows, one block per row in one launch; a batched contraction in
+// the row (attention's Q K^T and P V) has each thread reduce its outputs serially.
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/cuda/MappingStrategies.h"
@@ -184,36 +185,56 @@ bool mapRowKernel(StageBuilder &builder) {
   SmallVector<linalg::GenericOp> stages(builder.getStageOps());
   if (stages.size() < 2)
     return false;
-  // The row: the leading parallel loops of the reductions, all alike.
+  // The row: the leading parallel loops of the row reductions (all parallel loops
+  // lead); a contraction with more leading parallel loops (attention's Q K^T and
+  // P V) computes its outputs in the row one per thread, reducing serially.
+  auto leading = [](linalg::GenericOp s) {
+    LoopDims dims(s);
+    int64_t lead = 0;
+    while (lead < static_cast<int64_t>(dims.par.size()) &&
+           dims.par[lead] == static_cast<unsigned>(lead))
+      ++lead;
+    return lead;
+  };
   int64_t n = 0;
-  SmallVector<int64_t> rowSizes;
+  for (linalg::GenericOp s : stages)
+    if (s.getNumReductionLoops() > 0 && leading(s) == static_cast<int64_t>(LoopDims(s).par.size()))
+      n = n == 0 ? leading(s) : std::min(n, leading(s));
+  if (n == 0)
+    return false;
+  SmallVector<int64_t> rowSizes(stages.front().getStaticLoopRanges());
+  rowSizes.resize(std::min<size_t>(rowSizes.size(), n));
+  auto isBlockReduction = [&](linalg::GenericOp s) {
+    return s.getNumReductionLoops() > 0 && static_cast<int64_t>(LoopDims(s).par.size()) == n;
+  };
   for (linalg::GenericOp s : stages) {
     if (s.getNumReductionLoops() == 0)
       continue;
-    LoopDims dims(s);
-    int64_t lead = dims.par.size();
-    for (int64_t i = 0; i < lead; ++i)
-      if (dims.par[i] != static_cast<unsigned>(i))
-        return false;
-    SmallVector<int64_t> sizes(dims.ranges.begin(), dims.ranges.begin() + lead);
-    if (n == 0) {
-      n = lead;
-      rowSizes = sizes;
-    } else if (lead != n || sizes != rowSizes) {
-      return false;
-    }
-    if (!matchCombiner(s))
+    if (leading(s) < n || (isBlockReduction(s) && !matchCombiner(s)))
       return false;
   }
-  if (n == 0 || product(rowSizes) > INT32_MAX)
+  if (static_cast<int64_t>(rowSizes.size()) != n || product(rowSizes) > INT32_MAX)
     return false;
   // Every stage (and absorbed epilogue) runs over the rows first and touches the
   // buffers the kernel writes only in its own row.
   SmallVector<linalg::GenericOp> all = builder.stagesAndEpilogues();
-  llvm::DenseSet<Value> written;
-  for (linalg::GenericOp s : all)
+  llvm::DenseSet<Value> written, read;
+  for (linalg::GenericOp s : all) {
     for (Value v : s.getDpsInits())
       written.insert(viewRoot(v));
+    for (Value v : s.getDpsInputs())
+      read.insert(viewRoot(v));
+  }
+  // An output no stage reads may be written at any index that names its row.
+  auto writesOwnRow = [&](linalg::GenericOp s, OpOperand &o) {
+    AffineMap map = s.getMatchingIndexingMap(&o);
+    if (!s.isDpsInit(&o) || read.contains(viewRoot(o.get())) || !map.isProjectedPermutation())
+      return false;
+    for (int64_t d = 0; d < n; ++d)
+      if (!map.isFunctionOfDim(d))
+        return false;
+    return true;
+  };
   int64_t longest = 1;
   for (linalg::GenericOp s : all) {
     SmallVector<int64_t> ranges = s.getStaticLoopRanges();
@@ -226,10 +247,15 @@ bool mapRowKernel(StageBuilder &builder) {
     for (OpOperand &o : s->getOpOperands()) {
       if (!isa<MemRefType>(o.get().getType()) || !written.contains(viewRoot(o.get())))
         continue;
-      if (!leadsWithRows(s.getMatchingIndexingMap(&o), n) || !keepsRows(o.get(), n))
+      if ((!leadsWithRows(s.getMatchingIndexingMap(&o), n) || !keepsRows(o.get(), n)) &&
+          !writesOwnRow(s, o))
         return false;
     }
-    longest = std::max(longest, product(ArrayRef<int64_t>(ranges).drop_front(n)));
+    // The threads stride over a row's outputs (its elements, for a row reduction).
+    LoopDims dims(s);
+    int64_t perRow = isBlockReduction(s) ? product(dims.redSizes)
+                                         : product(ArrayRef<int64_t>(dims.parSizes).drop_front(n));
+    longest = std::max(longest, perRow);
   }
 
   Location loc = stages.front().getLoc();
@@ -246,18 +272,24 @@ bool mapRowKernel(StageBuilder &builder) {
     SmallVector<Value> loopIdx(dims.ranges.size());
     for (int64_t i = 0; i < n; ++i)
       loopIdx[i] = row[i];
-    if (s.getNumReductionLoops() > 0) {
+    if (isBlockReduction(s)) {
       emitBlockReduce(builder, b, s, dims, *matchCombiner(s), loopIdx, tid, threads);
     } else {
-      // Elementwise over the row: the threads stride over its elements.
-      SmallVector<int64_t> inner(dims.ranges.begin() + n, dims.ranges.end());
-      auto loop = b.create<scf::ForOp>(s.getLoc(), tid, cIndex(b, loc, product(inner)),
+      // The threads stride over the row's outputs: elementwise, or reduced
+      // serially by the thread that owns the output (a row contraction).
+      SmallVector<unsigned> inner(dims.par.begin() + n, dims.par.end());
+      SmallVector<int64_t> sizes(dims.parSizes.begin() + n, dims.parSizes.end());
+      auto loop = b.create<scf::ForOp>(s.getLoc(), tid, cIndex(b, loc, product(sizes)),
                                        cIndex(b, loc, threads));
       OpBuilder lb = OpBuilder::atBlockBegin(loop.getBody());
-      SmallVector<Value> idx = delinearize(lb, loc, loop.getInductionVar(), inner);
-      for (auto [i, v] : llvm::enumerate(idx))
-        loopIdx[n + i] = v;
-      SmallVector<Value> results = builder.applyParallelBody(lb, s, loopIdx);
+      SmallVector<Value> idx = delinearize(lb, loc, loop.getInductionVar(), sizes);
+      for (auto [d, v] : llvm::zip(inner, idx))
+        loopIdx[d] = v;
+      for (unsigned d : dims.red)
+        loopIdx[d] = cIndex(lb, loc, 0);
+      SmallVector<Value> results = dims.red.empty()
+                                       ? builder.applyParallelBody(lb, s, loopIdx)
+                                       : builder.reduceSerially(lb, s, dims, loopIdx);
       for (auto [j, r] : llvm::enumerate(results))
         builder.storeOutput(lb, s, j, r, loopIdx);
     }

@@ -10,6 +10,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
@@ -444,6 +445,33 @@ Value StageBuilder::initialValue(OpBuilder &b, linalg::GenericOp op, unsigned ou
   if (it != foldedInit.end())
     return mapping.lookupOrDefault(it->second);
   return loadOperand(b, op, *op.getDpsInitOperand(outIndex), loopIdx);
+}
+
+SmallVector<Value> StageBuilder::reduceSerially(OpBuilder &b, linalg::GenericOp op,
+                                                const LoopDims &dims,
+                                                SmallVectorImpl<Value> &loopIdx) {
+  Location loc = op.getLoc();
+  SmallVector<Value> init;
+  for (unsigned j = 0; j < op.getNumDpsInits(); ++j)
+    init.push_back(initialValue(b, op, j, loopIdx));
+  std::function<SmallVector<Value>(OpBuilder &, size_t, ValueRange)> nest =
+      [&](OpBuilder &nb, size_t level, ValueRange carried) -> SmallVector<Value> {
+    if (level == dims.red.size())
+      return applyBody(nb, op, loopIdx, carried);
+    auto loop = nb.create<scf::ForOp>(loc, cIndex(nb, loc, 0),
+                                      cIndex(nb, loc, dims.redSizes[level]),
+                                      cIndex(nb, loc, 1), carried);
+    OpBuilder lb = OpBuilder::atBlockBegin(loop.getBody());
+    loopIdx[dims.red[level]] = loop.getInductionVar();
+    SmallVector<Value> inner = nest(lb, level + 1, loop.getRegionIterArgs());
+    lb.create<scf::YieldOp>(loc, inner);
+    return SmallVector<Value>(loop.getResults());
+  };
+  SmallVector<Value> results = nest(b, 0, init);
+  Value zero = cIndex(b, loc, 0);
+  for (unsigned d : dims.red)
+    loopIdx[d] = zero;
+  return results;
 }
 
 SmallVector<Value> StageBuilder::applyParallelBody(OpBuilder &b, linalg::GenericOp op,

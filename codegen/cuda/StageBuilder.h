@@ -86,6 +86,13 @@ public:
   llvm::SmallVector<mlir::Value> applyParallelBody(mlir::OpBuilder &b,
                                                    mlir::linalg::GenericOp op,
                                                    mlir::ValueRange loopIdx);
+  /// The outputs of reduction stage `op` at the parallel indices in `loopIdx`,
+  /// reduced in this thread: one scf.for per reduction dim carrying the outputs
+  /// from their initial values (`loopIdx`'s reduction entries are zero after).
+  llvm::SmallVector<mlir::Value> reduceSerially(mlir::OpBuilder &b,
+                                                mlir::linalg::GenericOp op,
+                                                const LoopDims &dims,
+                                                llvm::SmallVectorImpl<mlir::Value> &loopIdx);
   mlir::Value loadOperand(mlir::OpBuilder &b, mlir::linalg::GenericOp op,
                           mlir::OpOperand &operand, mlir::ValueRange loopIdx);
   /// The output's initial value: a folded fill's constant, or a load.

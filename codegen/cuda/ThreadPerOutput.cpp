@@ -86,26 +86,7 @@ LogicalResult mapThreadPerOutput(StageBuilder &builder, linalg::GenericOp op, co
     if (red.empty()) {
       results = builder.applyParallelBody(b, op, loopIdx);
     } else {
-      SmallVector<Value> init;
-      for (unsigned j = 0; j < op.getNumDpsInits(); ++j)
-        init.push_back(builder.initialValue(b, op, j, loopIdx));
-      // One scf.for per reduction dim, carrying the outputs.
-      std::function<SmallVector<Value>(OpBuilder &, size_t, ValueRange)> nest =
-          [&](OpBuilder &nb, size_t level, ValueRange carried) -> SmallVector<Value> {
-        if (level == red.size())
-          return builder.applyBody(nb, op, loopIdx, carried);
-        auto loop = nb.create<scf::ForOp>(loc, cIndex(nb, loc, 0),
-                                          cIndex(nb, loc, redSizes[level]),
-                                          cIndex(nb, loc, 1), carried);
-        OpBuilder lb = OpBuilder::atBlockBegin(loop.getBody());
-        loopIdx[red[level]] = loop.getInductionVar();
-        SmallVector<Value> inner = nest(lb, level + 1, loop.getRegionIterArgs());
-        lb.create<scf::YieldOp>(loc, inner);
-        return SmallVector<Value>(loop.getResults());
-      };
-      results = nest(b, 0, init);
-      for (unsigned d : red)
-        loopIdx[d] = zero;
+      results = builder.reduceSerially(b, op, dims, loopIdx);
     }
     for (unsigned j = 0; j < op.getNumDpsInits(); ++j)
       stores.push_back({j, results[j], loopIdx});

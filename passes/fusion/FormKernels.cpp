@@ -12,7 +12,9 @@
 //   pad       a tensor.pad read only by a reduction (Conv or pooling padding)
 //   concat    a Concat's insert_slice chain and the producers of its slices
 //   reduction row reductions and the elementwise generics around them that read
-//             and write each row at its own index (Softmax, LayerNorm)
+//             and write each row at its own index (Softmax, LayerNorm), and the
+//             small batched contractions that produce or consume those rows
+//             (attention: Q K^T, scale, mask, Softmax, P V in one kernel)
 //
 //===----------------------------------------------------------------------===//
 #include "dialects/kiln/KilnDialect.h"
@@ -166,6 +168,52 @@ int64_t rowRank(linalg::GenericOp op) {
   return n;
 }
 
+/// Loop iterations one row of a row contraction may take: beyond this a tiled
+/// contraction of its own is the better kernel.
+constexpr int64_t kRowWork = 1 << 17;
+
+/// A contraction that may join a row group (Q K^T and P V around attention's
+/// Softmax) once the group's row rank n is known: reduction loops, at least two
+/// leading parallel loops.
+bool isContractionCandidate(linalg::GenericOp op) {
+  auto iters = op.getIteratorTypesArray();
+  return op.getNumReductionLoops() > 0 && op->getNumResults() == 1 && iters.size() > 2 &&
+         iters[0] == utils::IteratorType::parallel && iters[1] == utils::IteratorType::parallel;
+}
+
+/// Rule "reduction", for contractions: a batched contraction computes rows of rank
+/// n when its first n loops are parallel and index its output, every
+/// operand is indexed by the row's outer loops d0 .. d(n-2) (each row reads its own
+/// batch, not a weight shared by all rows), it has outputs beyond the row (else
+/// it is a row reduction) and a row's work is small.
+bool isRowContraction(linalg::GenericOp op, int64_t n) {
+  auto iters = op.getIteratorTypesArray();
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  if (n < 2 || !isContractionCandidate(op) || static_cast<int64_t>(iters.size()) <= n ||
+      ShapedType::isDynamicShape(ranges))
+    return false;
+  for (int64_t i = 0; i < n; ++i)
+    if (iters[i] != utils::IteratorType::parallel)
+      return false;
+  if (llvm::none_of(llvm::drop_begin(iters, n),
+                    [](utils::IteratorType t) { return t == utils::IteratorType::parallel; }))
+    return false;
+  // Each output element in one row (rows may be permuted, as where P V writes
+  // straight into the [batch, sequence, head, dim] layout).
+  AffineMap out = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  for (int64_t d = 0; d < n; ++d)
+    if (!out.isFunctionOfDim(d))
+      return false;
+  for (OpOperand *in : op.getDpsInputOperands())
+    for (int64_t d = 0; d + 1 < n; ++d)
+      if (!op.getMatchingIndexingMap(in).isFunctionOfDim(d))
+        return false;
+  int64_t work = 1;
+  for (int64_t r : llvm::drop_begin(ranges, n))
+    work *= r;
+  return work <= kRowWork;
+}
+
 /// The value `v` is a view of through reshapes that keep its first n dims (a
 /// row-major reshape with the same leading n sizes keeps every element in its
 /// row); null when one of them does not.
@@ -232,6 +280,13 @@ struct FormKernelsPass : kiln::impl::FormKernelsBase<FormKernelsPass> {
     // whether it may take part in that rule (only row-local generics).
     SmallVector<int64_t> rows;
     SmallVector<bool> rowOnly;
+    // Per group root: its contractions, which a row group takes only at a row
+    // rank they fit (isRowContraction).
+    SmallVector<SmallVector<linalg::GenericOp, 1>> contractions;
+    auto fitRows = [&](unsigned group, int64_t n) {
+      return llvm::all_of(contractions[group],
+                          [&](linalg::GenericOp c) { return isRowContraction(c, n); });
+    };
     std::function<unsigned(unsigned)> find = [&](unsigned i) {
       return parent[i] == i ? i : parent[i] = find(parent[i]);
     };
@@ -242,6 +297,7 @@ struct FormKernelsPass : kiln::impl::FormKernelsBase<FormKernelsPass> {
       parent[a] = b;
       rowOnly[b] = rowOnly[a] && rowOnly[b];
       rows[b] = rows[b] ? rows[b] : rows[a];
+      contractions[b].append(contractions[a]);
     };
     for (Operation *anchor : anchors) {
       unsigned self = parent.size();
@@ -249,7 +305,12 @@ struct FormKernelsPass : kiln::impl::FormKernelsBase<FormKernelsPass> {
       parent.push_back(self);
       auto generic = dyn_cast<linalg::GenericOp>(anchor);
       rows.push_back(generic ? rowRank(generic) : 0);
-      rowOnly.push_back(generic && (generic.getNumReductionLoops() == 0 || rows.back() > 0));
+      bool contraction = generic && rows.back() == 0 && isContractionCandidate(generic);
+      contractions.emplace_back();
+      if (contraction)
+        contractions.back().push_back(generic);
+      rowOnly.push_back(generic && (generic.getNumReductionLoops() == 0 || rows.back() > 0 ||
+                                    contraction));
       // An epilogue follows one reduction (the one it is applied to); the other
       // rules join every producer that fits.
       bool hasEpilogueProducer = false;
@@ -260,8 +321,12 @@ struct FormKernelsPass : kiln::impl::FormKernelsBase<FormKernelsPass> {
           continue;
         bool epilogue = !hasEpilogueProducer && enabled("epilogue") && isEpilogue(def, anchor);
         hasEpilogueProducer |= epilogue;
-        if (epilogue || (enabled("pad") && isPadProducer(def, anchor)) ||
-            (enabled("concat") && isConcatPart(def, anchor))) {
+        // (An epilogue is elementwise at its reduction's index: it stays in any
+        // row the reduction computes.)
+        if (epilogue) {
+          unite(it->second, self);
+        } else if ((enabled("pad") && isPadProducer(def, anchor)) ||
+                   (enabled("concat") && isConcatPart(def, anchor))) {
           unite(it->second, self);
           rowOnly[find(self)] = false;
         }
@@ -279,6 +344,7 @@ struct FormKernelsPass : kiln::impl::FormKernelsBase<FormKernelsPass> {
           // producer's own).
           int64_t n = rows[find(self)] ? rows[find(self)] : rows[find(it->second)];
           if (n == 0 || (rows[find(it->second)] && rows[find(it->second)] != n) ||
+              !fitRows(find(self), n) || !fitRows(find(it->second), n) ||
               throughRowReshapes(v, n) != base || !isRowEdge(producer, generic, read, n))
             continue;
           // Every reader of the producer must be able to follow it in (or it

@@ -209,3 +209,72 @@ func.func @row_group(%in: tensor<4x16xf32>) -> tensor<4x8xf32> {
   } -> tensor<4x8xf32>
   return %q : tensor<4x8xf32>
 }
+
+// reduction, with contractions: attention. Q K^T (each (b, i) row of scores reads
+// its batch's K), a row sum, the division and P V form one kernel of rows (b, i);
+// a contraction with a weight every row shares (no batch index) stays a kernel of
+// its own (a tiled contraction).
+#q = affine_map<(b, i, j, d) -> (b, i, d)>
+#k = affine_map<(b, i, j, d) -> (b, j, d)>
+#s = affine_map<(b, i, j, d) -> (b, i, j)>
+#x3 = affine_map<(b, i, j) -> (b, i, j)>
+#r3 = affine_map<(b, i, j) -> (b, i)>
+#p = affine_map<(b, i, d, j) -> (b, i, j)>
+#v = affine_map<(b, i, d, j) -> (b, j, d)>
+#o = affine_map<(b, i, d, j) -> (b, i, d)>
+#w = affine_map<(b, i, d, j) -> (j, d)>
+// CHECK-LABEL: func.func @attention
+// CHECK: kiln.kernel "k0"(%arg0, %arg1, %arg2) : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+// CHECK-COUNT-4: linalg.generic
+// CHECK: kiln.yield
+// CHECK: kiln.kernel "k1"
+// CHECK-COUNT-1: linalg.generic
+// CHECK: kiln.yield
+// CHECK-NOT: kiln.kernel
+// OFF-LABEL: func.func @attention
+// OFF-COUNT-5: kiln.kernel
+func.func @attention(%qv: tensor<2x4x8xf32>, %kv: tensor<2x4x8xf32>, %vv: tensor<2x4x8xf32>,
+                     %wv: tensor<8x8xf32>) -> tensor<2x4x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e4 = tensor.empty() : tensor<2x4x4xf32>
+  %z4 = linalg.fill ins(%zero : f32) outs(%e4 : tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
+  %scores = linalg.generic {indexing_maps = [#q, #k, #s], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%qv, %kv : tensor<2x4x8xf32>, tensor<2x4x8xf32>) outs(%z4 : tensor<2x4x4xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x4xf32>
+  %e2 = tensor.empty() : tensor<2x4xf32>
+  %z2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<2x4xf32>) -> tensor<2x4xf32>
+  %sum = linalg.generic {indexing_maps = [#x3, #r3], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%scores : tensor<2x4x4xf32>) outs(%z2 : tensor<2x4xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %r = arith.addf %acc, %a : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4xf32>
+  %probs = linalg.generic {indexing_maps = [#x3, #r3, #x3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%scores, %sum : tensor<2x4x4xf32>, tensor<2x4xf32>) outs(%e4 : tensor<2x4x4xf32>) {
+  ^bb0(%a: f32, %t: f32, %o: f32):
+    %r = arith.divf %a, %t : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x4xf32>
+  %e8 = tensor.empty() : tensor<2x4x8xf32>
+  %z8 = linalg.fill ins(%zero : f32) outs(%e8 : tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+  %ctx = linalg.generic {indexing_maps = [#p, #v, #o], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%probs, %vv : tensor<2x4x4xf32>, tensor<2x4x8xf32>) outs(%z8 : tensor<2x4x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x8xf32>
+  %z8b = linalg.fill ins(%zero : f32) outs(%e8 : tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+  %proj = linalg.generic {indexing_maps = [#p, #w, #o], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%ctx, %wv : tensor<2x4x8xf32>, tensor<8x8xf32>) outs(%z8b : tensor<2x4x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x8xf32>
+  return %proj : tensor<2x4x8xf32>
+}

@@ -46,6 +46,50 @@ module {
     memref.dealloc %s : memref<8x8xf32>
     return
   }
+  // Attention in one launch, one block per (b, i) row: each thread reduces its
+  // scores (Q K^T) serially, the row sum by the block, the division, then each
+  // thread reduces its outputs of P V serially, written into a [b, d, i] layout
+  // (rows permuted: nothing in the kernel reads it).
+  func.func @k2(%q: memref<2x4x8xf32>, %k: memref<2x4x8xf32>, %v: memref<2x4x8xf32>,
+                %y: memref<2x8x4xf32>) attributes {kiln.kernel} {
+    %zero = arith.constant 0.0 : f32
+    %s = memref.alloc() : memref<2x4x4xf32>
+    linalg.fill ins(%zero : f32) outs(%s : memref<2x4x4xf32>)
+    linalg.generic {indexing_maps = [affine_map<(b, i, j, d) -> (b, i, d)>, affine_map<(b, i, j, d) -> (b, j, d)>, affine_map<(b, i, j, d) -> (b, i, j)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+        ins(%q, %k : memref<2x4x8xf32>, memref<2x4x8xf32>) outs(%s : memref<2x4x4xf32>) {
+    ^bb0(%a: f32, %b: f32, %acc: f32):
+      %m = arith.mulf %a, %b : f32
+      %r = arith.addf %acc, %m : f32
+      linalg.yield %r : f32
+    }
+    %t = memref.alloc() : memref<2x4xf32>
+    linalg.fill ins(%zero : f32) outs(%t : memref<2x4xf32>)
+    linalg.generic {indexing_maps = [affine_map<(b, i, j) -> (b, i, j)>, affine_map<(b, i, j) -> (b, i)>], iterator_types = ["parallel", "parallel", "reduction"]}
+        ins(%s : memref<2x4x4xf32>) outs(%t : memref<2x4xf32>) {
+    ^bb0(%a: f32, %acc: f32):
+      %r = arith.addf %acc, %a : f32
+      linalg.yield %r : f32
+    }
+    %p = memref.alloc() : memref<2x4x4xf32>
+    linalg.generic {indexing_maps = [affine_map<(b, i, j) -> (b, i, j)>, affine_map<(b, i, j) -> (b, i)>, affine_map<(b, i, j) -> (b, i, j)>], iterator_types = ["parallel", "parallel", "parallel"]}
+        ins(%s, %t : memref<2x4x4xf32>, memref<2x4xf32>) outs(%p : memref<2x4x4xf32>) {
+    ^bb0(%a: f32, %u: f32, %o: f32):
+      %r = arith.divf %a, %u : f32
+      linalg.yield %r : f32
+    }
+    linalg.fill ins(%zero : f32) outs(%y : memref<2x8x4xf32>)
+    linalg.generic {indexing_maps = [affine_map<(b, i, d, j) -> (b, i, j)>, affine_map<(b, i, d, j) -> (b, j, d)>, affine_map<(b, i, d, j) -> (b, d, i)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+        ins(%p, %v : memref<2x4x4xf32>, memref<2x4x8xf32>) outs(%y : memref<2x8x4xf32>) {
+    ^bb0(%a: f32, %b: f32, %acc: f32):
+      %m = arith.mulf %a, %b : f32
+      %r = arith.addf %acc, %m : f32
+      linalg.yield %r : f32
+    }
+    memref.dealloc %s : memref<2x4x4xf32>
+    memref.dealloc %t : memref<2x4xf32>
+    memref.dealloc %p : memref<2x4x4xf32>
+    return
+  }
   kiln.plan @main attributes {arena_bytes = 0 : i64, weight_bytes = 0 : i64} {
     %x = kiln.slice offset 0 size 0 : memref<4x300xf32>
     %y = kiln.slice offset 0 size 0 : memref<4x300xf32>
@@ -53,6 +97,9 @@ module {
     %a = kiln.slice offset 0 size 0 : memref<8x8xf32>
     %b = kiln.slice offset 0 size 0 : memref<8x8xf32>
     kiln.launch @k1(%a, %b) stream 0 {num_inputs = 1 : i64} : memref<8x8xf32>, memref<8x8xf32>
+    %q = kiln.slice offset 0 size 0 : memref<2x4x8xf32>
+    %y2 = kiln.slice offset 0 size 0 : memref<2x8x4xf32>
+    kiln.launch @k2(%q, %q, %q, %y2) stream 0 {num_inputs = 3 : i64} : memref<2x4x8xf32>, memref<2x4x8xf32>, memref<2x4x8xf32>, memref<2x8x4xf32>
   }
 }
 // CHECK: gpu.func @k0_s0({{.*}}) {{.*}}known_block_size = array<i32: 256, 1, 1>
@@ -70,4 +117,22 @@ module {
 // CHECK-NOT: gpu.func @k0_s1
 // CHECK: gpu.func @k1_s0
 // CHECK: gpu.func @k1_s1
+// CHECK: gpu.func @k2_s0({{.*}}) {{.*}}known_block_size = array<i32: 32, 1, 1>
+// CHECK: gpu.block_id x
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: arith.mulf
+// CHECK: memref.store
+// CHECK: gpu.barrier
+// CHECK: gpu.shuffle
+// CHECK: gpu.barrier
+// CHECK: arith.divf
+// CHECK: gpu.barrier
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: arith.mulf
+// CHECK: memref.store
+// CHECK: gpu.barrier
+// CHECK-NOT: gpu.func @k2_s1
 // CHECK: kiln.launch @k0({{.*}}gpu_stages = [#kiln.gpu_stage<"k0_s0", grid = [4, 1, 1], block = [256, 1, 1], sync = true>]
+// CHECK: kiln.launch @k2({{.*}}gpu_stages = [#kiln.gpu_stage<"k2_s0", grid = [8, 1, 1], block = [32, 1, 1], sync = true>]
