@@ -22,7 +22,7 @@ sys.path.insert(0, os.path.join(ROOT, "tests", "ptx"))
 import ptx_check  # noqa: E402
 
 MODELS = ["resnet50", "mobilenet_v2", "inception_v3", "squeezenet1_1",
-          "transformer_encoder", "gpt2"]
+          "transformer_encoder", "gpt2", "resnet50_bn", "transformer_encoder_op13"]
 
 
 def compile_cuda(kiln, model, out, extra):

@@ -11,6 +11,8 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -21,6 +23,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
+#include <functional>
 #include <set>
 
 using namespace mlir;
@@ -59,6 +62,41 @@ void CompileReport::collectKernels(ModuleOp module) {
   });
 }
 
+namespace {
+
+int64_t tripCount(linalg::LinalgOp op) {
+  int64_t trips = 1;
+  for (int64_t r : op.getStaticLoopRanges())
+    trips *= ShapedType::isDynamic(r) ? 1 : r;
+  return trips;
+}
+
+/// Elements of `buffer` a kernel reads at most: all of them where a linalg op
+/// takes it (or a view of it) as an operand or anything else uses it, but one per
+/// load per iteration where only loads inside linalg bodies read it (a Gather's
+/// table: the rows it picks, not the table).
+int64_t elementsRead(Value buffer, int64_t all) {
+  int64_t loaded = 0;
+  std::function<bool(Value)> visit = [&](Value v) {
+    for (Operation *user : v.getUsers()) {
+      if (isa<ViewLikeOpInterface, memref::ExpandShapeOp, memref::CollapseShapeOp>(user)) {
+        if (!visit(user->getResult(0)))
+          return false;
+        continue;
+      }
+      auto linalgOp = isa<memref::LoadOp>(user) ? user->getParentOfType<linalg::LinalgOp>()
+                                                 : linalg::LinalgOp();
+      if (!linalgOp || ShapedType::isDynamicShape(linalgOp.getStaticLoopRanges()))
+        return false;
+      loaded += tripCount(linalgOp);
+    }
+    return true;
+  };
+  return visit(buffer) ? std::min(all, loaded) : all;
+}
+
+} // namespace
+
 void CompileReport::collectPlan(ModuleOp module) {
   module.walk([&](PlanOp plan) {
     arenaBytes = static_cast<int64_t>(plan.getArenaBytes());
@@ -84,16 +122,26 @@ void CompileReport::collectPlan(ModuleOp module) {
         llvm::count_if(schedule, [](const Step &s) { return s.kernel != "copy"; }));
     streams = static_cast<int64_t>(used.size());
   });
-  // Traffic: every buffer a launch takes, read or written once; FLOPs: the ops of
+  // Traffic: every buffer a launch takes, read or written once (of a table read
+  // only by loads in linalg bodies, the elements loaded); FLOPs: the ops of
   // each linalg body times its loop trip count.
   auto bytesOf = [](Value v) { return bufferBytes(cast<MemRefType>(v.getType())); };
   llvm::StringMap<int64_t> kernelFlops;
+  // Per kernel, the bytes it reads of each argument (a gathered table: its rows).
+  llvm::StringMap<SmallVector<int64_t>> argumentBytes;
   for (auto fn : module.getOps<func::FuncOp>()) {
+    SmallVector<int64_t> &args = argumentBytes[fn.getName()];
+    for (BlockArgument a : fn.getArguments()) {
+      auto type = dyn_cast<MemRefType>(a.getType());
+      int64_t all = type ? bufferBytes(type) : 0;
+      int64_t elems = type && type.hasStaticShape() ? type.getNumElements() : 0;
+      args.push_back(fn.isExternal() || elems == 0
+                         ? all
+                         : all / elems * elementsRead(a, elems));
+    }
     int64_t total = 0;
     fn.walk([&](linalg::LinalgOp op) {
-      int64_t trips = 1;
-      for (int64_t r : op.getStaticLoopRanges())
-        trips *= ShapedType::isDynamic(r) ? 1 : r;
+      int64_t trips = tripCount(op);
       int64_t ops = 0;
       for (Region &region : op->getRegions())
         region.walk([&](Operation *inner) {
@@ -108,10 +156,13 @@ void CompileReport::collectPlan(ModuleOp module) {
   kernelTraffic.clear();
   module.walk([&](LaunchOp l) {
     Traffic launch;
-    for (auto [i, v] : llvm::enumerate(l.getBuffers()))
-      (static_cast<int64_t>(i) < static_cast<int64_t>(l.getNumInputs()) ? launch.bytesRead
-                                                                          : launch.bytesWritten) +=
-          bytesOf(v);
+    const SmallVector<int64_t> &args = argumentBytes[l.getKernel()];
+    for (auto [i, v] : llvm::enumerate(l.getBuffers())) {
+      if (static_cast<int64_t>(i) >= static_cast<int64_t>(l.getNumInputs()))
+        launch.bytesWritten += bytesOf(v);
+      else
+        launch.bytesRead += i < args.size() ? std::min(args[i], bytesOf(v)) : bytesOf(v);
+    }
     launch.flops = kernelFlops.lookup(l.getKernel());
     Traffic &t = kernelTraffic[l.getKernel().str()];
     t.bytesRead += launch.bytesRead;
