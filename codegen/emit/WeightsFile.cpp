@@ -78,7 +78,7 @@ bool writeWeightsFile(PlanOp plan, const std::string &path, uint64_t &checksum,
   });
   if (!ok)
     return false;
-  checksum = rt::fnv1a64(payload, payloadBytes);
+  checksum = rt::weightsChecksum(payload, payloadBytes);
   rt::encodeWeightsHeader({payloadBytes, checksum}, image.data());
   std::error_code ec;
   llvm::raw_fd_ostream os(path, ec);

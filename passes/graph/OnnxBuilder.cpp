@@ -63,23 +63,31 @@ Value OnnxBuilder::constant(DenseElementsAttr value) {
 
 Value OnnxBuilder::floats(RankedTensorType type, ArrayRef<double> values, StringRef name) {
   auto elem = cast<FloatType>(type.getElementType());
-  SmallVector<APFloat> converted;
-  converted.reserve(values.size());
-  for (double d : values) {
+  auto convert = [&](double d) {
     APFloat v(d);
     bool loses = false;
     v.convert(elem.getFloatSemantics(), APFloat::rmNearestTiesToEven, &loses);
-    converted.push_back(v);
-  }
-  if (values.size() <= 64)
+    return v;
+  };
+  if (values.size() <= 64) {
+    SmallVector<APFloat> converted = llvm::map_to_vector(values, convert);
     return constant(DenseElementsAttr::get(type, converted));
+  }
   // Weights-sized: bytes in a blob, as the importer keeps them (no attribute uniquing
-  // of megabytes; the weights file writer reads blobs).
+  // of megabytes; the weights file writer reads blobs). Little-endian host.
   unsigned bytes = elem.getWidth() / 8;
   std::vector<char> data(values.size() * bytes);
-  for (size_t i = 0; i < converted.size(); ++i) {
-    uint64_t bits = converted[i].bitcastToAPInt().getZExtValue();
-    std::memcpy(data.data() + i * bytes, &bits, bytes); // little-endian host
+  for (size_t i = 0; i < values.size(); ++i) {
+    char *at = data.data() + i * bytes;
+    if (elem.isF32()) {
+      float f = static_cast<float>(values[i]);
+      std::memcpy(at, &f, sizeof f);
+    } else if (elem.isF64()) {
+      std::memcpy(at, &values[i], sizeof(double));
+    } else {
+      uint64_t bits = convert(values[i]).bitcastToAPInt().getZExtValue();
+      std::memcpy(at, &bits, bytes);
+    }
   }
   AsmResourceBlob blob = HeapAsmResourceBlob::allocateAndCopyWithAlign(
       ArrayRef<char>(data), alignof(std::max_align_t));

@@ -43,7 +43,7 @@ static Status checkWeightsHeader(const char *header, const std::string &what,
 
 static Status checkWeightsPayload(const AlignedBuffer &out, uint64_t bytes, uint64_t checksum,
                                   uint64_t expectedChecksum, const std::string &what) {
-  if (checksum != expectedChecksum || fnv1a64(out.data.get(), bytes) != checksum)
+  if (checksum != expectedChecksum || weightsChecksum(out.data.get(), bytes) != checksum)
     return Status::error(what + ": weights checksum mismatch (corrupt or from another model)");
   return Status::ok();
 }

@@ -19,7 +19,7 @@ std::string image(const std::string &payload, uint64_t checksum) {
 
 TEST_CASE("an embedded weights image loads when header and checksum agree", "[runtime]") {
   std::string payload = "0123456789abcdef";
-  uint64_t sum = fnv1a64(payload.data(), payload.size());
+  uint64_t sum = weightsChecksum(payload.data(), payload.size());
   std::string img = image(payload, sum);
   AlignedBuffer out;
   Status s = loadWeightsImage(img.data(), img.size(), "the embedded weights", payload.size(),
@@ -30,7 +30,7 @@ TEST_CASE("an embedded weights image loads when header and checksum agree", "[ru
 
 TEST_CASE("a bad weights image is refused with a message naming it", "[runtime]") {
   std::string payload = "0123456789abcdef";
-  uint64_t sum = fnv1a64(payload.data(), payload.size());
+  uint64_t sum = weightsChecksum(payload.data(), payload.size());
   AlignedBuffer out;
   auto load = [&](const std::string &img, uint64_t bytes, uint64_t checksum) {
     return loadWeightsImage(img.data(), img.size(), "img", bytes, checksum, out).message();

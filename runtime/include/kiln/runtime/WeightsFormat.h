@@ -3,9 +3,9 @@
 // The one definition of the weights file that the compiler writes and the runtime
 // reads (header-only, no dependencies, so that both sides include it):
 //
-//   bytes 0-7    "KILNWTS1"
+//   bytes 0-7    "KILNWTS2" (version 2: the word-wise checksum below)
 //   bytes 8-15   u64 payload bytes (little-endian, as the host writes it)
-//   bytes 16-23  u64 FNV-1a-64 checksum of the payload
+//   bytes 16-23  u64 checksum of the payload (weightsChecksum)
 //   bytes 24-63  zero
 //   then the payload: the constants at the offsets memory planning gave them.
 //
@@ -19,17 +19,35 @@
 
 namespace kiln::rt {
 
-constexpr char kWeightsMagic[8] = {'K', 'I', 'L', 'N', 'W', 'T', 'S', '1'};
+constexpr char kWeightsMagic[8] = {'K', 'I', 'L', 'N', 'W', 'T', 'S', '2'};
 constexpr size_t kWeightsHeaderBytes = 64;
 
-/// FNV-1a, 64 bits: the payload's checksum.
-inline uint64_t fnv1a64(const void *data, size_t size) {
+/// The payload's checksum: FNV-1a-style over little-endian 64-bit words in four
+/// interleaved lanes (independent multiply chains: a few GB/s, where byte-wise
+/// FNV-1a took 0.6 s for BERT's 434 MB at every compile and every load), the tail
+/// bytes into lane 0, the lanes folded at the end.
+inline uint64_t weightsChecksum(const void *data, size_t size) {
+  constexpr uint64_t kPrime = 1099511628211ull;
   const auto *p = static_cast<const unsigned char *>(data);
-  uint64_t h = 1469598103934665603ull;
-  for (size_t i = 0; i < size; ++i) {
-    h ^= p[i];
-    h *= 1099511628211ull;
+  uint64_t lane[4] = {1469598103934665603ull, 0x9e3779b97f4a7c15ull, 0xc2b2ae3d27d4eb4full,
+                      0x165667b19e3779f9ull};
+  size_t words = size / 8, i = 0;
+  for (; i + 4 <= words; i += 4)
+    for (int k = 0; k < 4; ++k) {
+      uint64_t w;
+      std::memcpy(&w, p + 8 * (i + k), 8);
+      lane[k] = (lane[k] ^ w) * kPrime;
+    }
+  for (; i < words; ++i) {
+    uint64_t w;
+    std::memcpy(&w, p + 8 * i, 8);
+    lane[0] = (lane[0] ^ w) * kPrime;
   }
+  for (size_t b = 8 * words; b < size; ++b)
+    lane[0] = (lane[0] ^ p[b]) * kPrime;
+  uint64_t h = static_cast<uint64_t>(size);
+  for (uint64_t l : lane)
+    h = (h ^ l) * kPrime;
   return h;
 }
 
