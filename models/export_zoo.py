@@ -27,10 +27,13 @@ import torchvision
 class EncoderLayer(torch.nn.Module):
     """One post-norm BERT layer in plain torch (no fused kernels to trip the exporter)."""
 
-    def __init__(self, hidden, heads, ffn):
+    def __init__(self, hidden, heads, ffn, separate_qkv=False):
         super().__init__()
         self.heads = heads
-        self.qkv = torch.nn.Linear(hidden, 3 * hidden)
+        # separate_qkv: three projections, as HuggingFace's BertSelfAttention has them.
+        self.proj = torch.nn.ModuleList(torch.nn.Linear(hidden, hidden) for _ in range(3)) \
+            if separate_qkv else None
+        self.qkv = None if separate_qkv else torch.nn.Linear(hidden, 3 * hidden)
         self.out = torch.nn.Linear(hidden, hidden)
         self.norm1 = torch.nn.LayerNorm(hidden)
         self.ff1 = torch.nn.Linear(hidden, ffn)
@@ -40,7 +43,7 @@ class EncoderLayer(torch.nn.Module):
     def forward(self, x):
         b, s, h = x.shape
         d = h // self.heads
-        q, k, v = self.qkv(x).split(h, dim=-1)
+        q, k, v = [p(x) for p in self.proj] if self.proj else self.qkv(x).split(h, dim=-1)
         q = q.reshape(b, s, self.heads, d).transpose(1, 2)
         k = k.reshape(b, s, self.heads, d).transpose(1, 2)
         v = v.reshape(b, s, self.heads, d).transpose(1, 2)
@@ -53,12 +56,14 @@ class EncoderLayer(torch.nn.Module):
 class TransformerEncoder(torch.nn.Module):
     """A BERT-base-like encoder: embeddings -> N post-norm layers (GELU, LayerNorm)."""
 
-    def __init__(self, layers=12, hidden=768, heads=12, ffn=3072, vocab=30522, seq=128):
+    def __init__(self, layers=12, hidden=768, heads=12, ffn=3072, vocab=30522, seq=128,
+                 separate_qkv=False):
         super().__init__()
         self.embed = torch.nn.Embedding(vocab, hidden)
         self.pos = torch.nn.Parameter(torch.randn(1, seq, hidden) * 0.02)
         self.norm = torch.nn.LayerNorm(hidden)
-        self.layers = torch.nn.ModuleList(EncoderLayer(hidden, heads, ffn) for _ in range(layers))
+        self.layers = torch.nn.ModuleList(EncoderLayer(hidden, heads, ffn, separate_qkv)
+                                          for _ in range(layers))
 
     def forward(self, ids):
         x = self.norm(self.embed(ids) + self.pos)
@@ -223,11 +228,13 @@ def build(name, batch, reduced=False):
                 torch.randn(batch, 3, image, image))
     if name == "squeezenet1_1":
         return torchvision.models.squeezenet1_1(), torch.randn(batch, 3, image, image)
-    if name == "transformer_encoder":
+    if name in ("transformer_encoder", "transformer_encoder_qkv"):
+        separate = name == "transformer_encoder_qkv"
         if reduced:
-            return (TransformerEncoder(layers=2, hidden=128, heads=4, ffn=512, vocab=1000, seq=32),
+            return (TransformerEncoder(layers=2, hidden=128, heads=4, ffn=512, vocab=1000, seq=32,
+                                       separate_qkv=separate),
                     torch.randint(0, 1000, (batch, 32)))
-        return TransformerEncoder(), torch.randint(0, 30522, (batch, 128))
+        return TransformerEncoder(separate_qkv=separate), torch.randint(0, 30522, (batch, 128))
     if name == "gpt2":
         if reduced:
             return (GPT2Stack(layers=2, hidden=128, heads=4, vocab=1000, seq=32),
@@ -256,7 +263,8 @@ VARIANTS = {"resnet50_bn": ("resnet50", {"training": torch.onnx.TrainingMode.PRE
             "transformer_encoder_op13": ("transformer_encoder", {"opset_version": 13})}
 
 MODELS = ["resnet50", "inception_v3", "mobilenet_v2", "squeezenet1_1", "transformer_encoder",
-          "gpt2", "lstm", "gated_cnn", "transformer_dynamic", "affine"] + list(VARIANTS)
+          "gpt2", "lstm", "gated_cnn", "transformer_dynamic", "affine",
+          "transformer_encoder_qkv"] + list(VARIANTS)
 
 # How each model is exported beyond the default: scripted (data-dependent control
 # flow stays in the graph) or with dynamic axes (Kiln pins them with --input-shape).

@@ -145,6 +145,30 @@ def FoldAffine : Pass<"kiln-fold-affine", "mlir::func::FuncOp"> {
   }];
 }
 
+def MergeSiblings : Pass<"kiln-merge-siblings", "mlir::func::FuncOp"> {
+  let summary = "Merge MatMuls of one input by constant weights (Q, K, V)";
+  let description = [{
+    Part of the graph phase, after kiln-fold-affine. MatMuls in one block that
+    multiply the same tensor by constant 2-D weights become one MatMul by the
+    weights concatenated along N; each former result is a Slice of it (a view).
+    When each sibling's only user adds a constant bias along N, the biases are
+    concatenated and added once. Attention's separate Q, K and V projections
+    become one GEMM, as a packed in-projection is.
+
+    Before:
+    ```mlir
+    %q = "onnx.MatMul"(%x, %wq) : (tensor<1x8x4xf32>, tensor<4x4xf32>) -> tensor<1x8x4xf32>
+    %k = "onnx.MatMul"(%x, %wk) : (tensor<1x8x4xf32>, tensor<4x4xf32>) -> tensor<1x8x4xf32>
+    ```
+    After:
+    ```mlir
+    %qk = "onnx.MatMul"(%x, %wqk) : (tensor<1x8x4xf32>, tensor<4x8xf32>) -> tensor<1x8x8xf32>
+    %q = "onnx.Slice"(%qk, ...) -> tensor<1x8x4xf32>
+    %k = "onnx.Slice"(%qk, ...) -> tensor<1x8x4xf32>
+    ```
+  }];
+}
+
 def SimplifyViews : Pass<"kiln-simplify-views", "mlir::func::FuncOp"> {
   let summary = "Simplify transpose and reshape chains";
   let description = [{

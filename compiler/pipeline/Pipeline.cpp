@@ -64,6 +64,7 @@ void buildGraphPipeline(OpPassManager &pm, const CompileOptions &) {
   pm.addNestedPass<func::FuncOp>(createRemoveIdentity());
   pm.addNestedPass<func::FuncOp>(createFoldBatchNorm());
   pm.addNestedPass<func::FuncOp>(createFoldAffine());
+  pm.addNestedPass<func::FuncOp>(createMergeSiblings());
   pm.addNestedPass<func::FuncOp>(createSimplifyViews());
   pm.addNestedPass<func::FuncOp>(createRecognizeComposites());
   pm.addPass(createCanonicalizerPass());
