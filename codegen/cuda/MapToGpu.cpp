@@ -6,7 +6,8 @@
 // per top-level linalg op (a "stage"), launched in order on the kernel's stream.
 // StageBuilder prepares the kernel; each stage is mapped by the first strategy
 // that fits (MappingStrategies.h): tiled contraction, block reduction, thread per
-// output.
+// output. Independent consecutive stages with one block shape (a Concat's
+// producers) are then merged into one launch.
 //
 // A `linalg.fill` of a reduction's output is folded into the reduction's initial
 // value. Buffers a kernel allocates for its own use become views of one scratch
@@ -60,6 +61,7 @@ LogicalResult mapStages(StageBuilder &builder) {
     if (failed(mapThreadPerOutput(builder, op, dims)))
       return failure();
   }
+  builder.mergeIndependentStages();
   return success();
 }
 

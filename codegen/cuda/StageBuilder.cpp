@@ -8,6 +8,7 @@
 
 #include "mlir/Dialect/Affine/Utils.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -511,6 +512,188 @@ SmallVector<Value> StageBuilder::applyBody(OpBuilder &b, linalg::GenericOp op,
   for (Value v : body.getTerminator()->getOperands())
     results.push_back(mapping.lookupOrDefault(v));
   return results;
+}
+
+} // namespace kiln
+
+namespace kiln {
+namespace {
+
+/// A static box of a root buffer that `v` views: the root itself (all of it) or a
+/// static unit-stride subview of it; nullopt when unknown (then it may touch all).
+struct Box {
+  Value root;
+  SmallVector<int64_t> offsets, sizes;
+};
+std::optional<Box> boxOf(Value v) {
+  auto type = dyn_cast<MemRefType>(v.getType());
+  if (auto sub = v.getDefiningOp<memref::SubViewOp>()) {
+    if (sub.getSource() != viewRoot(sub.getSource()) ||
+        llvm::any_of(sub.getStaticStrides(), [](int64_t s) { return s != 1; }) ||
+        ShapedType::isDynamicShape(sub.getStaticOffsets()) ||
+        ShapedType::isDynamicShape(sub.getStaticSizes()) ||
+        sub.getStaticSizes().size() != sub.getSourceType().getShape().size())
+      return std::nullopt;
+    return Box{sub.getSource(), SmallVector<int64_t>(sub.getStaticOffsets()),
+               SmallVector<int64_t>(sub.getStaticSizes())};
+  }
+  if (viewRoot(v) != v || !type || !type.hasStaticShape())
+    return std::nullopt;
+  return Box{v, SmallVector<int64_t>(type.getRank(), 0), SmallVector<int64_t>(type.getShape())};
+}
+
+/// False when `a` and `b` may share an element.
+bool disjoint(Value a, Value b) {
+  if (viewRoot(a) != viewRoot(b))
+    return true;
+  std::optional<Box> x = boxOf(a), y = boxOf(b);
+  if (!x || !y || x->root != y->root || x->offsets.size() != y->offsets.size())
+    return false;
+  for (size_t d = 0; d < x->offsets.size(); ++d)
+    if (x->offsets[d] + x->sizes[d] <= y->offsets[d] ||
+        y->offsets[d] + y->sizes[d] <= x->offsets[d])
+      return true;
+  return false;
+}
+
+} // namespace
+
+void StageBuilder::mergeIndependentStages() {
+  if (stages.size() != stageOps.size() || stages.size() < 2)
+    return;
+  // What each stage reads and writes (its absorbed epilogue's too; a padded
+  // buffer is read from its source).
+  struct Access {
+    SmallVector<Value> reads, writes;
+  };
+  SmallVector<Access> access;
+  for (linalg::GenericOp op : stageOps) {
+    Access a;
+    SmallVector<linalg::GenericOp> ops{op};
+    if (auto it = epilogues.find(op); it != epilogues.end())
+      ops.push_back(it->second);
+    for (linalg::GenericOp g : ops) {
+      for (Value v : g.getDpsInputs()) {
+        auto padding = paddings.find(v);
+        if (!intermediates.contains(v))
+          a.reads.push_back(padding != paddings.end() ? padding->second.source : v);
+      }
+      for (Value v : g.getDpsInits())
+        if (!elided.contains(viewRoot(v)) && !intermediates.contains(v))
+          a.writes.push_back(v);
+    }
+    access.push_back(std::move(a));
+  }
+  auto independent = [&](const Access &x, const Access &y) {
+    for (Value w : x.writes) {
+      for (Value v : y.reads)
+        if (!disjoint(w, v))
+          return false;
+      for (Value v : y.writes)
+        if (!disjoint(w, v))
+          return false;
+    }
+    for (Value w : y.writes)
+      for (Value v : x.reads)
+        if (!disjoint(w, v))
+          return false;
+    return true;
+  };
+  auto attr = [&](size_t i) { return cast<GpuStageAttr>(stages[i]); };
+  auto fnOf = [&](size_t i) {
+    return gpuModule.lookupSymbol<gpu::GPUFuncOp>(attr(i).getFunction());
+  };
+  // Runs of stages, each independent of the others in its run, one block shape.
+  SmallVector<std::pair<size_t, size_t>> runs;
+  for (size_t i = 0; i < stages.size();) {
+    size_t j = i + 1;
+    auto mergeable = [&](size_t k) {
+      gpu::GPUFuncOp f = fnOf(k);
+      bool topLevelIds = !f.walk([&](Operation *op) {
+                            return isa<gpu::BlockIdOp, gpu::GridDimOp>(op) &&
+                                           op->getParentOp() != f.getOperation()
+                                       ? WalkResult::interrupt()
+                                       : WalkResult::advance();
+                          }).wasInterrupted();
+      return f.getBody().hasOneBlock() && topLevelIds && attr(k).getBlock() == attr(i).getBlock();
+    };
+    while (mergeable(i) && j < stages.size() && mergeable(j) &&
+           llvm::all_of(llvm::seq(i, j), [&](size_t k) { return independent(access[k], access[j]); }))
+      ++j;
+    runs.push_back({i, j});
+    i = j;
+  }
+  SmallVector<Attribute> merged;
+  for (auto [from, to] : runs) {
+    if (to - from < 2) {
+      merged.push_back(stages[from]);
+      continue;
+    }
+    int64_t total = 0;
+    for (size_t k = from; k < to; ++k)
+      total += product(attr(k).getGrid());
+    if (total > INT32_MAX) {
+      for (size_t k = from; k < to; ++k)
+        merged.push_back(stages[k]);
+      continue;
+    }
+    gpu::GPUFuncOp first = fnOf(from);
+    Location loc = first.getLoc();
+    OpBuilder b(first);
+    auto fn = b.create<gpu::GPUFuncOp>(loc, (first.getName() + "_" + Twine(to - from - 1) + "more").str(),
+                                       first.getFunctionType());
+    fn->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
+    fn.setKnownBlockSizeAttr(first.getKnownBlockSizeAttr());
+    // Blocks, not scf.if: a block reduction's gpu.all_reduce is lowered later by
+    // splitting the block it is in.
+    Block *test = &fn.getBody().front();
+    Block *exit = b.createBlock(&fn.getBody());
+    b.create<gpu::ReturnOp>(loc);
+    b.setInsertionPointToStart(test);
+    Value bid = b.create<gpu::BlockIdOp>(loc, gpu::Dimension::x);
+    bool sync = false;
+    int64_t lo = 0;
+    for (size_t k = from; k < to; ++k) {
+      gpu::GPUFuncOp stage = fnOf(k);
+      ArrayRef<int64_t> grid = attr(k).getGrid();
+      int64_t hi = lo + product(grid);
+      sync |= attr(k).getSync().getValue();
+      Block *body = b.createBlock(exit);
+      Block *next = k + 1 < to ? b.createBlock(exit) : exit;
+      b.setInsertionPointToEnd(test);
+      Value inRange = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, bid,
+                                              cIndex(b, loc, hi));
+      b.create<cf::CondBranchOp>(loc, inRange, body, next);
+      OpBuilder inner = OpBuilder::atBlockBegin(body);
+      IRMapping map;
+      for (auto [x, y] : llvm::zip(stage.getArguments(), fn.getArguments()))
+        map.map(x, y);
+      for (BlockArgument w : stage.getWorkgroupAttributions())
+        map.map(w, fn.addWorkgroupAttribution(cast<MemRefType>(w.getType()), w.getLoc()));
+      // The stage's block index within its own grid, from the merged one.
+      Value local = inner.create<arith::SubIOp>(loc, bid, cIndex(inner, loc, lo));
+      SmallVector<Value> blockIdx = delinearize(inner, loc, local, {grid[2], grid[1], grid[0]});
+      // (Only stages whose block and grid indices are at their top level merge.)
+      for (Operation &op : stage.getBody().front().without_terminator()) {
+        if (auto id = dyn_cast<gpu::BlockIdOp>(op)) {
+          map.map(id.getResult(), blockIdx[2 - static_cast<int>(id.getDimension())]);
+          continue;
+        }
+        if (auto dim = dyn_cast<gpu::GridDimOp>(op)) {
+          map.map(dim.getResult(), cIndex(inner, loc, grid[static_cast<int>(dim.getDimension())]));
+          continue;
+        }
+        inner.clone(op, map);
+      }
+      inner.create<cf::BranchOp>(loc, exit);
+      test = next;
+      lo = hi;
+      stage.erase();
+    }
+    merged.push_back(GpuStageAttr::get(fn.getContext(), fn.getNameAttr(), {total, 1, 1},
+                                       attr(from).getBlock(), b.getBoolAttr(sync)));
+  }
+  stages = std::move(merged);
 }
 
 } // namespace kiln
