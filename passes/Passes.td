@@ -306,15 +306,15 @@ def FormKernels : Pass<"kiln-form-kernels", "mlir::func::FuncOp"> {
     tensor.pad read only by a reduction), `concat` (a Concat's insert_slice
     chain with the producers of its slices) and `reduction` (row reductions and
     the elementwise generics around them that stay in their row: Softmax,
-    LayerNorm; and the small batched contractions that produce or consume those
-    rows, each operand indexed by the row's batch loops: attention's Q K^T,
+    LayerNorm) and `attention` (the small batched contractions that produce or
+    consume such rows, each operand indexed by the row's batch loops: Q K^T,
     scale, mask, Softmax and P V as one kernel). Reshapes and slices are cloned into the kernels that read them
     (views, not kernels). A kernel yields the results its members give to ops
     outside it.
   }];
   let options = [
     ListOption<"disabledRules", "disable", "std::string",
-               "Fusion rules to leave out (epilogue, pad, concat, reduction; all: every one)">
+               "Fusion rules to leave out (epilogue, pad, concat, reduction, attention; all: every one)">
   ];
   let dependentDialects = ["kiln::KilnDialect"];
 }

@@ -50,8 +50,8 @@ bool inspectModel(const ModelInput &model, llvm::raw_ostream &os, std::string &e
 /// elementwise and transpose (kiln-fuse-elementwise), epilogue, pad, concat and
 /// reduction (kiln-form-kernels).
 inline const std::vector<std::string> &fusionRules() {
-  static const std::vector<std::string> rules = {"elementwise", "transpose", "epilogue",
-                                                 "pad",         "concat",    "reduction"};
+  static const std::vector<std::string> rules = {"elementwise", "transpose", "epilogue", "pad",
+                                                 "concat",      "reduction", "attention"};
   return rules;
 }
 

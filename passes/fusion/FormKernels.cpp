@@ -12,9 +12,9 @@
 //   pad       a tensor.pad read only by a reduction (Conv or pooling padding)
 //   concat    a Concat's insert_slice chain and the producers of its slices
 //   reduction row reductions and the elementwise generics around them that read
-//             and write each row at its own index (Softmax, LayerNorm), and the
-//             small batched contractions that produce or consume those rows
-//             (attention: Q K^T, scale, mask, Softmax, P V in one kernel)
+//             and write each row at its own index (Softmax, LayerNorm)
+//   attention the small batched contractions that produce or consume such rows
+//             (Q K^T, scale, mask, Softmax, P V in one kernel)
 //
 //===----------------------------------------------------------------------===//
 #include "dialects/kiln/KilnDialect.h"
@@ -284,6 +284,8 @@ struct FormKernelsPass : kiln::impl::FormKernelsBase<FormKernelsPass> {
     // rank they fit (isRowContraction).
     SmallVector<SmallVector<linalg::GenericOp, 1>> contractions;
     auto fitRows = [&](unsigned group, int64_t n) {
+      if (!contractions[group].empty() && !enabled("attention"))
+        return false;
       return llvm::all_of(contractions[group],
                           [&](linalg::GenericOp c) { return isRowContraction(c, n); });
     };

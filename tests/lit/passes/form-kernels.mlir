@@ -38,6 +38,7 @@ func.func @two_kernels(%x: tensor<4xf32>) -> tensor<f32> {
 // result at the same index joins its kernel, and only its result leaves it; pad:
 // the tensor.pad only a reduction reads joins that reduction's kernel.
 // RUN: kiln-opt %s --kiln-form-kernels=disable=epilogue,pad,concat,reduction | FileCheck %s --check-prefix=OFF
+// RUN: kiln-opt %s --kiln-form-kernels=disable=attention | FileCheck %s --check-prefix=ATT
 #mk = affine_map<(m, n, k) -> (m, k)>
 #kn = affine_map<(m, n, k) -> (k, n)>
 #mn = affine_map<(m, n, k) -> (m, n)>
@@ -233,6 +234,11 @@ func.func @row_group(%in: tensor<4x16xf32>) -> tensor<4x8xf32> {
 // CHECK-NOT: kiln.kernel
 // OFF-LABEL: func.func @attention
 // OFF-COUNT-5: kiln.kernel
+// Rule "attention" off: the contractions stay kernels of their own around the
+// row group (sum, division).
+// ATT-LABEL: func.func @attention
+// ATT-COUNT-4: kiln.kernel
+// ATT-NOT: kiln.kernel
 func.func @attention(%qv: tensor<2x4x8xf32>, %kv: tensor<2x4x8xf32>, %vv: tensor<2x4x8xf32>,
                      %wv: tensor<8x8xf32>) -> tensor<2x4x8xf32> {
   %zero = arith.constant 0.0 : f32
