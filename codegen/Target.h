@@ -69,12 +69,11 @@ public:
   /// The name `--target` takes.
   virtual llvm::StringRef getName() const = 0;
 
-  /// Fusion policy the kernels phase asks: whether a transpose next to a
-  /// contraction folds into the contraction's indexing (saving a launch and a
-  /// copy) rather than running as a copy that leaves the contraction contiguous
-  /// operands. On by default (GPU targets stage operand tiles through shared
-  /// memory); the host's loop nests vectorize worse over a transposed operand.
-  virtual bool foldsTransposesIntoContractions() const { return true; }
+  /// Fusion policy the kernels phase asks: the fusion rules (Driver.h's
+  /// fusionRules()) this target leaves out because its code runs slower with them,
+  /// as if `--no-fuse=RULE` were given. None by default (GPU targets save launches
+  /// and traffic with every rule).
+  virtual llvm::ArrayRef<llvm::StringRef> fusionRulesLeftOut() const { return {}; }
 
   /// The codegen phase: from bufferized kernel functions and the plan to what
   /// writeKernels compiles (LLVM dialect, or a gpu.module in NVVM).

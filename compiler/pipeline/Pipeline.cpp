@@ -77,17 +77,21 @@ void buildTensorPipeline(OpPassManager &pm, const CompileOptions &) {
 }
 
 void buildKernelsPipeline(OpPassManager &pm, const CompileOptions &options) {
+  // The rules left out: those asked for, and those the target leaves out.
+  std::vector<std::string> disabled = options.noFuse;
+  if (options.target)
+    for (StringRef rule : options.target->fusionRulesLeftOut())
+      disabled.push_back(rule.str());
   auto off = [&](const char *rule) {
-    return llvm::is_contained(options.noFuse, rule) || llvm::is_contained(options.noFuse, "all");
+    return llvm::is_contained(disabled, rule) || llvm::is_contained(disabled, "all");
   };
   if (!off("elementwise")) {
     FuseElementwiseOptions elementwise;
-    elementwise.transposes =
-        !off("transpose") && (!options.target || options.target->foldsTransposesIntoContractions());
+    elementwise.transposes = !off("transpose");
     pm.addNestedPass<func::FuncOp>(createFuseElementwise(elementwise));
   }
   FormKernelsOptions form;
-  form.disabledRules = options.noFuse;
+  form.disabledRules = disabled;
   pm.addNestedPass<func::FuncOp>(createFormKernels(form));
 }
 
