@@ -1,7 +1,9 @@
 //===- WeightsFile.cpp - Write model.weights ------------------------------===//
 //
-// This file implements the weights writer (WeightsFile.h). Dense resources are
-// copied as they are; dense attributes are expanded when splat, one byte per bool.
+// This file implements the weights writer (WeightsFile.h). The weights are
+// streamed to the file in offset order (no image of the payload in memory):
+// dense resources as they are, dense attributes expanded when splat, one byte per
+// bool.
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/emit/WeightsFile.h"
@@ -10,6 +12,7 @@
 
 #include "mlir/IR/BuiltinDialect.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstring>
@@ -20,8 +23,10 @@ using namespace mlir;
 namespace kiln {
 namespace {
 
-/// Appends `value`'s bytes (expanded if splat, one byte per bool) to `out`.
-bool appendElements(ElementsAttr value, std::vector<char> &out, std::string &error) {
+/// Writes `value`'s bytes (expanded if splat, one byte per bool) with `emit`;
+/// false with `error` set when the attribute holds no data of its type's size.
+bool writeElements(ElementsAttr value, llvm::function_ref<void(const char *, size_t)> emit,
+                   std::string &error) {
   auto type = cast<ShapedType>(value.getType());
   Type elem = type.getElementType();
   int64_t n = type.getNumElements(), size = (elem.getIntOrFloatBitWidth() + 7) / 8;
@@ -31,7 +36,7 @@ bool appendElements(ElementsAttr value, std::vector<char> &out, std::string &err
       error = "weight resource has no data of the expected size";
       return false;
     }
-    out.insert(out.end(), blob->getData().begin(), blob->getData().end());
+    emit(blob->getData().data(), blob->getData().size());
     return true;
   }
   auto dense = dyn_cast<DenseElementsAttr>(value);
@@ -40,17 +45,19 @@ bool appendElements(ElementsAttr value, std::vector<char> &out, std::string &err
     return false;
   }
   if (elem.isInteger(1)) {
+    std::vector<char> bytes;
     for (bool v : dense.getValues<bool>())
-      out.push_back(v ? 1 : 0);
+      bytes.push_back(v ? 1 : 0);
+    emit(bytes.data(), bytes.size());
     return true;
   }
   ArrayRef<char> raw = dense.getRawData();
   if (dense.isSplat()) {
     for (int64_t i = 0; i < n; ++i)
-      out.insert(out.end(), raw.begin(), raw.begin() + size);
+      emit(raw.data(), size);
     return true;
   }
-  out.insert(out.end(), raw.begin(), raw.end());
+  emit(raw.data(), raw.size());
   return true;
 }
 
@@ -58,35 +65,57 @@ bool appendElements(ElementsAttr value, std::vector<char> &out, std::string &err
 
 bool writeWeightsFile(PlanOp plan, const std::string &path, uint64_t &checksum,
                       std::string &error) {
-  size_t payloadBytes = static_cast<size_t>(plan.getWeightBytes());
-  std::vector<char> image(rt::kWeightsHeaderBytes + payloadBytes, 0);
-  char *payload = image.data() + rt::kWeightsHeaderBytes;
-  bool ok = true;
-  plan.getBody().walk([&](WeightOp w) {
-    std::vector<char> bytes;
-    if (!ok || !appendElements(w.getValue(), bytes, error)) {
-      ok = false;
-      return;
-    }
-    if (w.getOffset() + bytes.size() > payloadBytes) {
-      error = "weight at offset " + std::to_string(w.getOffset()) +
-              " lies outside the planned weights";
-      ok = false;
-      return;
-    }
-    std::memcpy(payload + w.getOffset(), bytes.data(), bytes.size());
-  });
-  if (!ok)
-    return false;
-  checksum = rt::weightsChecksum(payload, payloadBytes);
-  rt::encodeWeightsHeader({payloadBytes, checksum}, image.data());
+  // The weights are streamed in offset order, the gaps zero; the header (with the
+  // checksum) is written last, over its placeholder.
+  uint64_t payloadBytes = plan.getWeightBytes();
+  SmallVector<WeightOp> weights;
+  plan.getBody().walk([&](WeightOp w) { weights.push_back(w); });
+  llvm::stable_sort(weights, [](WeightOp a, WeightOp b) { return a.getOffset() < b.getOffset(); });
   std::error_code ec;
   llvm::raw_fd_ostream os(path, ec);
   if (ec) {
     error = "cannot write " + path + ": " + ec.message();
     return false;
   }
-  os.write(image.data(), image.size());
+  char header[rt::kWeightsHeaderBytes] = {};
+  os.write(header, sizeof header);
+  rt::WeightsChecksum sum;
+  uint64_t at = 0;
+  static const char zeros[4096] = {};
+  auto emit = [&](const char *data, size_t size) {
+    os.write(data, size);
+    sum.update(data, size);
+    at += size;
+  };
+  auto pad = [&](uint64_t to) {
+    while (at < to)
+      emit(zeros, std::min<uint64_t>(sizeof zeros, to - at));
+  };
+  for (WeightOp w : weights) {
+    if (w.getOffset() < at) {
+      error = "weight at offset " + std::to_string(w.getOffset()) + " overlaps the one before";
+      return false;
+    }
+    pad(w.getOffset());
+    if (!writeElements(w.getValue(), emit, error))
+      return false;
+    if (at > payloadBytes) {
+      error = "weight at offset " + std::to_string(w.getOffset()) +
+              " lies outside the planned weights";
+      return false;
+    }
+  }
+  pad(payloadBytes);
+  checksum = sum.finish();
+  rt::encodeWeightsHeader({payloadBytes, checksum}, header);
+  os.seek(0);
+  os.write(header, sizeof header);
+  os.close();
+  if (os.has_error()) {
+    error = "cannot write " + path + ": " + os.error().message();
+    os.clear_error();
+    return false;
+  }
   return true;
 }
 

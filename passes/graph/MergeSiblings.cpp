@@ -40,10 +40,9 @@ std::optional<Sibling> siblingOf(kiln::onnx::MatMulOp mm) {
   if (!w || w.getRank() != 2 || !w.hasStaticShape() || !y || !y.hasStaticShape() ||
       !isa<FloatType>(w.getElementType()) || kiln::rankOf(mm.getA()) < 2)
     return std::nullopt;
-  std::optional<std::vector<double>> values = kiln::floatValuesOf(mm.getB());
-  if (!values)
+  if (!kiln::constantValueOf(mm.getB()))
     return std::nullopt;
-  Sibling s{mm, std::move(*values), w.getDimSize(1)};
+  Sibling s{mm, {}, w.getDimSize(1)};
   // A bias: the only user adds a constant that varies along N alone.
   if (mm.getY().hasOneUse()) {
     Operation *user = *mm.getY().getUsers().begin();
@@ -114,9 +113,19 @@ struct MergeSiblingsPass : kiln::impl::MergeSiblingsBase<MergeSiblingsPass> {
       if (std::optional<Sibling> s = siblingOf(mm))
         byInput[{mm.getA(), mm->getBlock()}].push_back(std::move(*s));
     });
-    for (auto &[input, siblings] : byInput)
-      if (siblings.size() > 1)
+    for (auto &[input, siblings] : byInput) {
+      if (siblings.size() < 2)
+        continue;
+      // The weights are read only now: most MatMuls have no sibling.
+      bool read = llvm::all_of(siblings, [](Sibling &s) {
+        std::optional<std::vector<double>> values = kiln::floatValuesOf(s.matmul.getB());
+        if (values)
+          s.weight = std::move(*values);
+        return values.has_value();
+      });
+      if (read)
         merge(siblings);
+    }
   }
 };
 
