@@ -30,8 +30,14 @@ Status AlignedBuffer::allocate(size_t bytes) {
 static Status checkWeightsHeader(const char *header, const std::string &what,
                                  uint64_t expectedBytes, uint64_t &checksum) {
   WeightsHeader decoded;
-  if (!decodeWeightsHeader(header, decoded))
+  if (!decodeWeightsHeader(header, decoded)) {
+    int version = weightsFormatVersion(header);
+    if (version >= 0)
+      return Status::error(what + ": written by another Kiln version (weights format " +
+                           std::to_string(version) + "; this runtime reads " +
+                           kWeightsMagic[7] + ")");
     return Status::error(what + ": not a Kiln weights file");
+  }
   uint64_t bytes = decoded.payloadBytes;
   checksum = decoded.checksum;
   if (bytes != expectedBytes)

@@ -38,6 +38,10 @@ TEST_CASE("a bad weights image is refused with a message naming it", "[runtime]"
   std::string good = image(payload, sum);
   CHECK(load(good.substr(0, 10), payload.size(), sum) == "img: not a Kiln weights file");
   CHECK(load("X" + good.substr(1), payload.size(), sum) == "img: not a Kiln weights file");
+  std::string older = good;
+  older[7] = '1';
+  CHECK(load(older, payload.size(), sum) ==
+        "img: written by another Kiln version (weights format 1; this runtime reads 2)");
   CHECK(load(good, 8, sum) ==
         "img: holds 16 bytes of weights, the model needs 8 (from another model?)");
   CHECK(load(good.substr(0, good.size() - 1), payload.size(), sum) ==

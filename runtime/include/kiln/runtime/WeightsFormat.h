@@ -88,6 +88,15 @@ inline void encodeWeightsHeader(const WeightsHeader &header, char *out) {
   std::memcpy(out + 16, &header.checksum, 8);
 }
 
+/// The format version of a weights header from any Kiln ("KILNWTS" and a digit),
+/// or -1 when `in` is not one.
+inline int weightsFormatVersion(const char *in) {
+  if (std::memcmp(in, kWeightsMagic, sizeof kWeightsMagic - 1) != 0 || in[7] < '0' ||
+      in[7] > '9')
+    return -1;
+  return in[7] - '0';
+}
+
 /// Reads a header from kWeightsHeaderBytes at `in`; false when the magic is wrong.
 inline bool decodeWeightsHeader(const char *in, WeightsHeader &header) {
   if (std::memcmp(in, kWeightsMagic, sizeof kWeightsMagic) != 0)
