@@ -610,12 +610,14 @@ void StageBuilder::mergeIndependentStages() {
     auto mergeable = [&](size_t k) {
       gpu::GPUFuncOp f = fnOf(k);
       bool topLevelIds = !f.walk([&](Operation *op) {
-                            return isa<gpu::BlockIdOp, gpu::GridDimOp>(op) &&
+                            return isa<gpu::BlockIdOp, gpu::GridDimOp, gpu::ThreadIdOp,
+                                       gpu::BlockDimOp>(op) &&
                                            op->getParentOp() != f.getOperation()
                                        ? WalkResult::interrupt()
                                        : WalkResult::advance();
                           }).wasInterrupted();
-      return f.getBody().hasOneBlock() && topLevelIds && attr(k).getBlock() == attr(i).getBlock();
+      return f.getBody().hasOneBlock() && topLevelIds &&
+             product(attr(k).getBlock()) == product(attr(i).getBlock());
     };
     while (mergeable(i) && j < stages.size() && mergeable(j) &&
            llvm::all_of(llvm::seq(i, j), [&](size_t k) { return independent(access[k], access[j]); }))
@@ -643,7 +645,15 @@ void StageBuilder::mergeIndependentStages() {
     auto fn = b.create<gpu::GPUFuncOp>(loc, (first.getName() + "_" + Twine(to - from - 1) + "more").str(),
                                        first.getFunctionType());
     fn->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
-    fn.setKnownBlockSizeAttr(first.getKnownBlockSizeAttr());
+    // One block shape: the stages', or a line of their thread count where they differ
+    // (each stage then sees its own shape, from the linear thread index).
+    SmallVector<int64_t> block(attr(from).getBlock());
+    for (size_t k = from; k < to; ++k)
+      if (ArrayRef<int64_t>(block) != attr(k).getBlock())
+        block = {product(attr(from).getBlock()), 1, 1};
+    fn.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr(
+        {static_cast<int32_t>(block[0]), static_cast<int32_t>(block[1]),
+         static_cast<int32_t>(block[2])}));
     // Blocks, not scf.if: a block reduction's gpu.all_reduce is lowered later by
     // splitting the block it is in.
     Block *test = &fn.getBody().front();
@@ -673,8 +683,22 @@ void StageBuilder::mergeIndependentStages() {
       // The stage's block index within its own grid, from the merged one.
       Value local = inner.create<arith::SubIOp>(loc, bid, cIndex(inner, loc, lo));
       SmallVector<Value> blockIdx = delinearize(inner, loc, local, {grid[2], grid[1], grid[0]});
-      // (Only stages whose block and grid indices are at their top level merge.)
+      ArrayRef<int64_t> shape = attr(k).getBlock();
+      SmallVector<Value> threadIdx;
+      if (shape != ArrayRef<int64_t>(block)) {
+        Value linear = inner.create<gpu::ThreadIdOp>(loc, gpu::Dimension::x);
+        threadIdx = delinearize(inner, loc, linear, {shape[2], shape[1], shape[0]});
+      }
+      // (Only stages whose block and thread indices are at their top level merge.)
       for (Operation &op : stage.getBody().front().without_terminator()) {
+        if (auto id = dyn_cast<gpu::ThreadIdOp>(op); id && !threadIdx.empty()) {
+          map.map(id.getResult(), threadIdx[2 - static_cast<int>(id.getDimension())]);
+          continue;
+        }
+        if (auto dim = dyn_cast<gpu::BlockDimOp>(op); dim && !threadIdx.empty()) {
+          map.map(dim.getResult(), cIndex(inner, loc, shape[static_cast<int>(dim.getDimension())]));
+          continue;
+        }
         if (auto id = dyn_cast<gpu::BlockIdOp>(op)) {
           map.map(id.getResult(), blockIdx[2 - static_cast<int>(id.getDimension())]);
           continue;
@@ -691,7 +715,7 @@ void StageBuilder::mergeIndependentStages() {
       stage.erase();
     }
     merged.push_back(GpuStageAttr::get(fn.getContext(), fn.getNameAttr(), {total, 1, 1},
-                                       attr(from).getBlock(), b.getBoolAttr(sync)));
+                                       block, b.getBoolAttr(sync)));
   }
   stages = std::move(merged);
 }

@@ -104,9 +104,10 @@ public:
                    mlir::Value value, mlir::ValueRange loopIdx);
   bool hasEpilogue(mlir::linalg::GenericOp op) const { return epilogues.count(op); }
   /// Merges runs of consecutive stages that touch disjoint memory (a Concat's
-  /// producers, each writing its slice) and share a block shape into one launch:
-  /// its blocks are the stages' blocks one after another, each running its stage's
-  /// code. Call after every stage op was mapped to exactly one stage.
+  /// producers, each writing its slice) and have as many threads per block into one
+  /// launch: its blocks are the stages' blocks one after another, each running its
+  /// stage's code with its own block and thread indices. Call after every stage op
+  /// was mapped to exactly one stage.
   void mergeIndependentStages();
   /// The absorbed epilogues, each keyed by the stage that applies it.
   /// The stages, then the absorbed epilogues (each keyed by the stage that applies it).

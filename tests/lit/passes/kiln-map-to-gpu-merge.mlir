@@ -38,6 +38,30 @@ module {
     }
     return
   }
+  // A tiled contraction (16 x 16 threads) and an elementwise stage (256 x 1) writing
+  // disjoint parts: one launch of 256 x 1 threads; the contraction's thread indices
+  // come from the linear one.
+  func.func @k2(%a: memref<32x32xf32>, %b: memref<32x32xf32>, %c: memref<16x64xf32>,
+                %y: memref<48x64xf32>) attributes {kiln.kernel} {
+    %zero = arith.constant 0.0 : f32
+    %l = memref.subview %y[0, 0] [32, 32] [1, 1] : memref<48x64xf32> to memref<32x32xf32, strided<[64, 1]>>
+    %r = memref.subview %y[32, 0] [16, 64] [1, 1] : memref<48x64xf32> to memref<16x64xf32, strided<[64, 1], offset: 2048>>
+    linalg.fill ins(%zero : f32) outs(%l : memref<32x32xf32, strided<[64, 1]>>)
+    linalg.generic {indexing_maps = [affine_map<(i, j, k) -> (i, k)>, affine_map<(i, j, k) -> (k, j)>, affine_map<(i, j, k) -> (i, j)>], iterator_types = ["parallel", "parallel", "reduction"]}
+        ins(%a, %b : memref<32x32xf32>, memref<32x32xf32>) outs(%l : memref<32x32xf32, strided<[64, 1]>>) {
+    ^bb0(%u: f32, %v: f32, %acc: f32):
+      %m = arith.mulf %u, %v : f32
+      %s = arith.addf %acc, %m : f32
+      linalg.yield %s : f32
+    }
+    linalg.generic {indexing_maps = [#x2, #x2], iterator_types = ["parallel", "parallel"]}
+        ins(%c : memref<16x64xf32>) outs(%r : memref<16x64xf32, strided<[64, 1], offset: 2048>>) {
+    ^bb0(%v: f32, %o: f32):
+      %n = arith.negf %v : f32
+      linalg.yield %n : f32
+    }
+    return
+  }
   kiln.plan @main attributes {arena_bytes = 0 : i64, weight_bytes = 0 : i64} {
     %x0 = kiln.slice offset 0 size 0 : memref<16x128xf32>
     %y0 = kiln.slice offset 0 size 0 : memref<16x256xf32>
@@ -45,6 +69,10 @@ module {
     %x = kiln.slice offset 0 size 0 : memref<4x8xf32>
     %y1 = kiln.slice offset 0 size 0 : memref<4x8xf32>
     %z1 = kiln.slice offset 0 size 0 : memref<4x8xf32>
+    %m = kiln.slice offset 0 size 0 : memref<32x32xf32>
+    %c2 = kiln.slice offset 0 size 0 : memref<16x64xf32>
+    %y2 = kiln.slice offset 0 size 0 : memref<48x64xf32>
+    kiln.launch @k2(%m, %m, %c2, %y2) stream 0 {num_inputs = 3 : i64} : memref<32x32xf32>, memref<32x32xf32>, memref<16x64xf32>, memref<48x64xf32>
     kiln.launch @k1(%x, %y1, %z1) stream 0 {num_inputs = 1 : i64} : memref<4x8xf32>, memref<4x8xf32>, memref<4x8xf32>
   }
 }
@@ -66,5 +94,14 @@ module {
 // CHECK-NOT: gpu.func @k0_s1
 // CHECK: gpu.func @k1_s0
 // CHECK: gpu.func @k1_s1
+// CHECK: gpu.func @k2_s0_1more({{.*}}known_block_size = array<i32: 256, 1, 1>
+// CHECK: %[[T:.*]] = gpu.thread_id x
+// CHECK: arith.remui %[[T]], %c16
+// CHECK: arith.divui %[[T]], %c16
+// CHECK: scf.for
+// CHECK: gpu.barrier
+// CHECK: arith.negf
+// CHECK-NOT: gpu.func @k2_s1
 // CHECK: kiln.launch @k0({{.*}}gpu_stages = [#kiln.gpu_stage<"k0_s0_1more", grid = [4, 1, 1], block = [256, 1, 1], sync = false>]
+// CHECK: kiln.launch @k2({{.*}}gpu_stages = [#kiln.gpu_stage<"k2_s0_1more", grid = [5, 1, 1], block = [256, 1, 1], sync = true>]
 // CHECK: kiln.launch @k1({{.*}}gpu_stages = [#kiln.gpu_stage<"k1_s0", {{.*}}>, #kiln.gpu_stage<"k1_s1", {{.*}}>]
