@@ -46,12 +46,16 @@ bool importModel(const ImportRequest &request, std::string &error);
 /// `kiln inspect`: opsets, inputs and outputs, and an op histogram, to `os`.
 bool inspectModel(const ModelInput &model, llvm::raw_ostream &os, std::string &error);
 
-/// The fusion rules CompileRequest::noFuse names ("all" leaves every one out):
-/// elementwise and transpose (kiln-fuse-elementwise), epilogue, pad, concat and
-/// reduction (kiln-form-kernels).
+/// The fusion rules CompileRequest::noFuse names ("all" leaves every one out, so
+/// that each ONNX node is a kernel of its own): the graph phase's affine
+/// (kiln-fold-batchnorm, kiln-fold-affine), siblings (kiln-merge-siblings) and
+/// composites (kiln-recognize-composites); elementwise and transpose
+/// (kiln-fuse-elementwise); epilogue, pad, concat, reduction and attention
+/// (kiln-form-kernels).
 inline const std::vector<std::string> &fusionRules() {
-  static const std::vector<std::string> rules = {"elementwise", "transpose", "epilogue", "pad",
-                                                 "concat",      "reduction", "attention"};
+  static const std::vector<std::string> rules = {
+      "affine", "siblings", "composites", "elementwise", "transpose",
+      "epilogue", "pad", "concat", "reduction", "attention"};
   return rules;
 }
 

@@ -58,15 +58,27 @@ const char *phaseName(Phase phase) {
   return "?";
 }
 
-void buildGraphPipeline(OpPassManager &pm, const CompileOptions &) {
+namespace {
+/// Whether `--no-fuse` leaves fusion rule `rule` out.
+bool ruleOff(const CompileOptions &options, StringRef rule) {
+  return llvm::is_contained(options.noFuse, rule) || llvm::is_contained(options.noFuse, "all");
+}
+} // namespace
+
+void buildGraphPipeline(OpPassManager &pm, const CompileOptions &options) {
   pm.addPass(createInferShapes());
   pm.addPass(createDecompose());
   pm.addNestedPass<func::FuncOp>(createRemoveIdentity());
-  pm.addNestedPass<func::FuncOp>(createFoldBatchNorm());
-  pm.addNestedPass<func::FuncOp>(createFoldAffine());
-  pm.addNestedPass<func::FuncOp>(createMergeSiblings());
+  // The graph's fusions (rules affine, siblings, composites) join ONNX nodes.
+  if (!ruleOff(options, "affine")) {
+    pm.addNestedPass<func::FuncOp>(createFoldBatchNorm());
+    pm.addNestedPass<func::FuncOp>(createFoldAffine());
+  }
+  if (!ruleOff(options, "siblings"))
+    pm.addNestedPass<func::FuncOp>(createMergeSiblings());
   pm.addNestedPass<func::FuncOp>(createSimplifyViews());
-  pm.addNestedPass<func::FuncOp>(createRecognizeComposites());
+  if (!ruleOff(options, "composites"))
+    pm.addNestedPass<func::FuncOp>(createRecognizeComposites());
   pm.addPass(createCanonicalizerPass());
 }
 
