@@ -18,10 +18,13 @@
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/OperationSupport.h"
+#include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Support/Timing.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/Path.h"
 
 #include "onnx/onnx_pb.h"
 
@@ -295,13 +298,40 @@ bool compileModel(const CompileRequest &request, std::string &error) {
   report.nodesIn = countNodes(model.graph());
   report.phaseMillis.push_back({"import", millisSince(start)});
   Phase last = std::min(*phase, Phase::Codegen);
+  // One timing report over all phases (printed to stderr when `timing` goes).
+  mlir::DefaultTimingManager timing;
+  timing.setEnabled(request.timing);
+  mlir::TimingScope timingRoot = timing.getRootScope();
+  auto progress = [&](const char *what) {
+    if (request.progress)
+      llvm::errs() << "\r\033[K[kiln] " << llvm::sys::path::filename(path) << ": " << what
+                   << "...";
+  };
   for (Phase p : {Phase::Graph, Phase::Tensor, Phase::Kernels, Phase::Plan, Phase::Codegen}) {
     if (p > last)
       break;
+    progress(phaseName(p));
     auto phaseStart = std::chrono::steady_clock::now();
     mlir::PassManager pm(&context);
     buildPipeline(pm, static_cast<Phase>(static_cast<int>(p) - 1), p, options);
-    if (mlir::failed(pm.run(*module))) {
+    if (request.printIrAfterAll || !request.printIrAfter.empty()) {
+      context.disableMultithreading();
+      auto after = [&](mlir::Pass *pass, mlir::Operation *) {
+        return request.printIrAfterAll ||
+               llvm::is_contained(request.printIrAfter, pass->getArgument());
+      };
+      pm.enableIRPrinting([](mlir::Pass *, mlir::Operation *) { return false; }, after,
+                          /*printModuleScope=*/false, /*printAfterOnlyOnChange=*/false,
+                          /*printAfterOnlyOnFailure=*/false, llvm::errs());
+    }
+    mlir::TimingScope phaseTiming = timingRoot.nest(phaseName(p));
+    if (request.timing)
+      pm.enableTiming(phaseTiming);
+    mlir::LogicalResult ran = pm.run(*module);
+    phaseTiming.stop();
+    if (mlir::failed(ran)) {
+      if (request.progress)
+        llvm::errs() << "\r\033[K";
       error = firstError.empty() ? path + ": compilation failed" : firstError;
       return false;
     }
@@ -314,9 +344,13 @@ bool compileModel(const CompileRequest &request, std::string &error) {
       report.collectCodegen(*module);
   }
 
-  if (*phase != Phase::Emit)
+  if (*phase != Phase::Emit) {
+    if (request.progress)
+      llvm::errs() << "\r\033[K";
     return printModule(*module, request.output, request.printWeights,
                        mlir::OpPrintingFlags(), error);
+  }
+  progress("emit");
 
   EmitOptions emit;
   emit.outputDir = request.output;
@@ -327,7 +361,10 @@ bool compileModel(const CompileRequest &request, std::string &error) {
   emit.compiler = request.cxx;
   auto emitStart = std::chrono::steady_clock::now();
   KernelCode code;
-  if (!emitArtifacts(*module, *target, emit, code, error)) {
+  bool emitted = emitArtifacts(*module, *target, emit, code, error);
+  if (request.progress)
+    llvm::errs() << "\r\033[K";
+  if (!emitted) {
     error = path + ": " + error + (firstError.empty() ? "" : " (" + firstError + ")");
     return false;
   }

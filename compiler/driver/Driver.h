@@ -78,6 +78,14 @@ struct CompileRequest {
   std::string report, reportHtml;
   /// The C++ compiler that builds libmodel.so.
   std::string cxx = "c++";
+  /// Phase progress on stderr (the CLI: on a terminal, unless --quiet).
+  bool progress = false;
+  /// MLIR's instrumentation, as mlir-opt has it: the IR after every pass or after
+  /// the passes named (by their argument, e.g. kiln-fold-affine), to stderr; the
+  /// pass timing report on stderr at the end.
+  bool printIrAfterAll = false;
+  std::vector<std::string> printIrAfter;
+  bool timing = false;
 };
 
 /// `kiln compile`.

@@ -14,13 +14,17 @@
 #include "compiler/driver/Driver.h"
 #include "dialects/onnx/OnnxSchemas.h"
 #include "tools/kiln/RunCommand.h"
+#include "kiln/runtime/WeightsFormat.h"
+#include "kiln/runtime/model_abi.h"
 
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Config/llvm-config.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <CLI/CLI.hpp>
 
 #include <cstdlib>
+#include <unistd.h>
 
 namespace {
 
@@ -66,7 +70,10 @@ int main(int argc, char **argv) {
                "--help`."};
   app.require_subcommand(1);
   app.set_version_flag("--version", "kiln 0.1 (ONNX opsets 1-" +
-                                        std::to_string(kiln::kMaxOnnxOpset) + ")");
+                                        std::to_string(kiln::kMaxOnnxOpset) + ", LLVM/MLIR " +
+                                        LLVM_VERSION_STRING + ", model ABI " +
+                                        std::to_string(KILN_ABI_VERSION) + ", weights format " +
+                                        kiln::rt::kWeightsMagic[7] + ")");
 
   kiln::ImportRequest importRequest;
   CLI::App *importCmd = app.add_subcommand(
@@ -116,6 +123,17 @@ int main(int argc, char **argv) {
                          "Write the report as a page: launches per stream, arena occupancy");
   compileCmd->add_flag("--print-weights", compileRequest.printWeights,
                        "With --compile-to: print large constants in full");
+  bool quiet = false;
+  compileCmd->add_flag("-q,--quiet", quiet,
+                       "No phase progress (shown on a terminal, never when stderr is piped)");
+  compileCmd->add_flag("--mlir-print-ir-after-all", compileRequest.printIrAfterAll,
+                       "Print the IR after every pass to stderr");
+  compileCmd->add_option("--mlir-print-ir-after", compileRequest.printIrAfter,
+                         "Print the IR after the named pass (e.g. kiln-fold-affine, "
+                         "canonicalize) to stderr; repeatable")
+      ->type_name("PASS");
+  compileCmd->add_flag("--mlir-timing", compileRequest.timing,
+                       "Print the time of every pass, phase by phase, to stderr");
 
   kiln::RunOptions runOptions;
   CLI::App *runCmd = app.add_subcommand(
@@ -169,6 +187,7 @@ int main(int argc, char **argv) {
     }
     if (const char *cxx = std::getenv("CXX"))
       compileRequest.cxx = cxx;
+    compileRequest.progress = !quiet && isatty(STDERR_FILENO);
     return check(kiln::compileModel(compileRequest, error), error);
   }
   if (runCmd->parsed())
