@@ -23,6 +23,8 @@
 
 #include <google/protobuf/io/coded_stream.h>
 
+#include "llvm/Support/MemoryBuffer.h"
+
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
@@ -184,19 +186,19 @@ bool Loader::parse(ModelProto &model) {
     return fail("no such file");
   if (fs::is_directory(path, ec))
     return fail("is a directory, not an ONNX model");
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in)
-    return fail("cannot open the file for reading");
-  std::string bytes(static_cast<size_t>(in.tellg()), '\0');
-  in.seekg(0);
-  if (!in.read(bytes.data(), static_cast<std::streamsize>(bytes.size())))
-    return fail("cannot read the file");
-  if (bytes.empty())
+  // Mapped, not read: the protobuf parser copies the weights out of it once.
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> file =
+      llvm::MemoryBuffer::getFile(path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
+  if (!file)
+    return fail("cannot open the file for reading (" + file.getError().message() + ")");
+  llvm::StringRef mapped = (*file)->getBuffer();
+  if (mapped.empty())
     return fail("the file is empty");
 
   fs::path p(path);
   std::string ext = p.extension().string();
   if (ext == ".onnxtxt" || ext == ".onnxtext" || ext == ".txt") {
+    std::string bytes = mapped.str();
     // libonnx 1.12's parser predates the `[node_name] outputs = Op(...)` prefix of
     // newer ONNX text syntax; strip it here and name the nodes after parsing, by
     // their first output (outputs are unique).
@@ -230,10 +232,10 @@ bool Loader::parse(ModelProto &model) {
     return true;
   }
   google::protobuf::io::CodedInputStream stream(
-      reinterpret_cast<const uint8_t *>(bytes.data()),
-      static_cast<int>(std::min<size_t>(bytes.size(), INT32_MAX)));
+      reinterpret_cast<const uint8_t *>(mapped.data()),
+      static_cast<int>(std::min<size_t>(mapped.size(), INT32_MAX)));
   stream.SetTotalBytesLimit(INT32_MAX);
-  if (bytes.size() > static_cast<size_t>(INT32_MAX))
+  if (mapped.size() > static_cast<size_t>(INT32_MAX))
     return fail("the model protobuf is over 2 GiB; store weights as external "
                 "data");
   if (!model.ParseFromCodedStream(&stream) || !stream.ConsumedEntireMessage())
