@@ -31,6 +31,9 @@ struct Contraction {
   Kind kind;
   int64_t channelAxis;
   int64_t channels;
+  /// ConvTranspose's group; Gemm's transB.
+  int64_t group = 1;
+  bool transB = false;
 };
 
 std::optional<Contraction> contractionOf(Value v) {
@@ -40,7 +43,12 @@ std::optional<Contraction> contractionOf(Value v) {
       !isa<FloatType>(type.getElementType()))
     return std::nullopt;
   auto make = [&](Kind kind, int64_t axis) -> std::optional<Contraction> {
-    return Contraction{op, kind, axis, type.getDimSize(axis)};
+    Contraction c{op, kind, axis, type.getDimSize(axis)};
+    if (auto group = op->getAttrOfType<IntegerAttr>("group"))
+      c.group = group.getInt();
+    if (auto transB = op->getAttrOfType<IntegerAttr>("transB"))
+      c.transB = transB.getInt() != 0;
+    return c;
   };
   if (isa<kiln::onnx::ConvOp>(op) && type.getRank() >= 3)
     return make(Kind::Conv, 1);
@@ -104,17 +112,12 @@ int64_t channelOfWeight(const Contraction &c, const Tensor &w, int64_t index) {
     for (int64_t d = 2; d < w.type.getRank(); ++d)
       inner *= shape[d];
     int64_t perGroup = shape[1];
-    int64_t group = c.op->getAttrOfType<IntegerAttr>("group")
-                        ? c.op->getAttrOfType<IntegerAttr>("group").getInt()
-                        : 1;
     int64_t inputChannel = index / (inner * perGroup);
     int64_t j = (index / inner) % perGroup;
-    return inputChannel / (shape[0] / group) * perGroup + j;
+    return inputChannel / (shape[0] / c.group) * perGroup + j;
   }
-  case Kind::Gemm: { // [K, N], or [N, K] with transB
-    auto transB = c.op->getAttrOfType<IntegerAttr>("transB");
-    return transB && transB.getInt() ? index / shape[1] : index % shape[1];
-  }
+  case Kind::Gemm: // [K, N], or [N, K] with transB
+    return c.transB ? index / shape[1] : index % shape[1];
   case Kind::MatMul: // [K, N]
     return index % shape[1];
   }
