@@ -193,7 +193,7 @@ def SimplifyViews : Pass<"kiln-simplify-views", "mlir::func::FuncOp"> {
 }
 
 def RecognizeComposites : Pass<"kiln-recognize-composites", "mlir::func::FuncOp"> {
-  let summary = "Recognize LayerNorm and GELU written as primitives";
+  let summary = "Recognize LayerNorm, GELU and attention written as primitives";
   let description = [{
     Part of the graph phase. LayerNorm as exporters write it before opset 17
     (ReduceMean, Sub, Pow 2 or a self-Mul, ReduceMean, Add eps, Sqrt, Div or Mul by
@@ -202,8 +202,11 @@ def RecognizeComposites : Pass<"kiln-recognize-composites", "mlir::func::FuncOp"
     elementwise ops (Add, Sub, Mul, Div, Pow, Erf, Tanh, Sqrt, Neg, Reciprocal) on
     one tensor and scalar constants containing an Erf or Tanh is evaluated on
     sample points and replaced when it computes the exact GELU
-    (approximate = "none") or its tanh form (approximate = "tanh"). Intermediates
-    used outside the composite block the match.
+    (approximate = "none") or its tanh form (approximate = "tanh"); attention,
+    MatMul(Q, Kt), an optional scale (Mul or Div by a scalar), an optional mask
+    (Add, or Where(keep, scores, fill)), Softmax over the last axis and
+    MatMul(P, V), with equal batch dims and static shapes, becomes kiln.attention.
+    Intermediates used outside the composite block the match.
 
     Before:
     ```mlir
@@ -218,6 +221,7 @@ def RecognizeComposites : Pass<"kiln-recognize-composites", "mlir::func::FuncOp"
     %y = "onnx.Gelu"(%x) <{approximate = "none"}>
     ```
   }];
+  let dependentDialects = ["kiln::KilnDialect"];
 }
 
 def ConvertOnnxToLinalg : Pass<"convert-onnx-to-linalg", "mlir::ModuleOp"> {

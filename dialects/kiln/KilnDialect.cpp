@@ -101,6 +101,34 @@ LogicalResult GpuStageAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 // Ops
 //===----------------------------------------------------------------------===//
 
+LogicalResult AttentionOp::verify() {
+  auto q = cast<RankedTensorType>(getQ().getType());
+  auto kt = cast<RankedTensorType>(getKt().getType());
+  auto v = cast<RankedTensorType>(getV().getType());
+  auto out = cast<RankedTensorType>(getOutput().getType());
+  int64_t r = q.getRank();
+  if (r < 2 || kt.getRank() != r || v.getRank() != r || out.getRank() != r)
+    return emitOpError("needs q, kt, v and the result of one rank >= 2");
+  if (!q.hasStaticShape() || !kt.hasStaticShape() || !v.hasStaticShape() ||
+      !out.hasStaticShape())
+    return emitOpError("needs static shapes");
+  ArrayRef<int64_t> qs = q.getShape(), ks = kt.getShape(), vs = v.getShape(),
+                    os = out.getShape();
+  if (qs.drop_back(2) != ks.drop_back(2) || qs.drop_back(2) != vs.drop_back(2) ||
+      qs.drop_back(2) != os.drop_back(2))
+    return emitOpError("needs equal batch dims");
+  if (qs[r - 1] != ks[r - 2] || ks[r - 1] != vs[r - 2] || os[r - 2] != qs[r - 2] ||
+      os[r - 1] != vs[r - 1])
+    return emitOpError("q [..., Sq, D], kt [..., D, Sk], v [..., Sk, Dv] and the result "
+                       "[..., Sq, Dv] disagree");
+  StringRef kind = getMaskKind();
+  if (kind != "none" && kind != "add" && kind != "keep")
+    return emitOpError("mask_kind must be none, add or keep");
+  if ((kind == "none") != !getMask())
+    return emitOpError("a mask goes with mask_kind add or keep, and only then");
+  return success();
+}
+
 LogicalResult KernelOp::verify() {
   Block &body = getBody().front();
   if (body.getNumArguments() != getInputs().size())

@@ -71,6 +71,36 @@ class Kiln_Op<string mnemonic, list<Trait> traits = []>
     : Op<Kiln_Dialect, mnemonic, traits>;
 
 //===----------------------------------------------------------------------===//
+// Graph level: composites the graph phase recognizes and ONNX (opset <= 21) lacks
+//===----------------------------------------------------------------------===//
+
+def Kiln_AttentionOp : Kiln_Op<"attention", [Pure]> {
+  let summary = "Scaled dot-product attention: softmax(scale * Q Kt (masked)) V";
+  let description = [{
+    kiln-recognize-composites makes it from the MatMul, scale, mask, Softmax,
+    MatMul chain exporters write; convert-onnx-to-linalg lowers it to the
+    contraction, row Softmax and contraction that the `attention` fusion rule
+    makes one kernel. `q` is [batch..., Sq, D], `kt` the keys transposed
+    [batch..., D, Sk], `v` [batch..., Sk, Dv], the result [batch..., Sq, Dv], batch
+    dims equal. The scores `scale * q kt` are masked by `mask_kind`: "none";
+    "add" (an additive `mask` broadcasting to the scores); "keep" (a boolean `mask`:
+    where false the score is `fill`, as Where(mask, scores, fill)). Softmax runs
+    over the last axis.
+
+    ```mlir
+    %o = "kiln.attention"(%q, %kt, %v) <{scale = 0.125 : f64, mask_kind = "none",
+         fill = 0.0 : f64}> : (tensor<1x12x128x64xf32>, tensor<1x12x64x128xf32>,
+         tensor<1x12x128x64xf32>) -> tensor<1x12x128x64xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$q, AnyRankedTensor:$kt, AnyRankedTensor:$v,
+                       Optional<AnyRankedTensor>:$mask, F64Attr:$scale,
+                       StrAttr:$mask_kind, F64Attr:$fill);
+  let results = (outs AnyRankedTensor:$output);
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // Tensor level: kernels
 //===----------------------------------------------------------------------===//
 

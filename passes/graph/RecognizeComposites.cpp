@@ -1,4 +1,4 @@
-//===- RecognizeComposites.cpp - LayerNorm and GELU from their pieces ------===//
+//===- RecognizeComposites.cpp - LayerNorm, GELU, attention from pieces ---===//
 //
 // This file implements kiln-recognize-composites (see Passes.td). Exporters write
 // LayerNormalization (before opset 17) and GELU (before opset 20) as chains of
@@ -13,6 +13,11 @@
 //     points and compared with both GELUs. So every arrangement exporters write
 //     (Div by sqrt 2 or Mul by its inverse, the 0.5 first or last) is one matcher.
 //
+//   Attention: MatMul(Q, Kt) -> [Mul or Div by a scalar] -> [Add mask, or
+//     Where(keep, scores, fill)] -> Softmax over the last axis -> MatMul(P, V)
+//     becomes kiln.attention (equal batch dims, static shapes), which the tensor
+//     phase lowers and the `attention` fusion rule makes one kernel.
+//
 // Every intermediate must be used only inside the composite.
 //
 //===----------------------------------------------------------------------===//
@@ -21,6 +26,7 @@
 #include "passes/graph/EvaluateOnnx.h"
 #include "passes/graph/OnnxBuilder.h"
 #include "passes/lowering/LoweringUtils.h"
+#include "dialects/kiln/KilnDialect.h"
 
 #include <cmath>
 
@@ -291,17 +297,115 @@ bool recognizeLayerNorm(Operation *mean) {
   return true;
 }
 
+//===----------------------------------------------------------------------===//
+// Attention
+//===----------------------------------------------------------------------===//
+
+/// The defining op of `v` when it is an onnx op named `name` and `v` its only use.
+Operation *onlyUseOf(Value v, StringRef name) {
+  Operation *def = v.getDefiningOp();
+  return def && v.hasOneUse() && nameOf(def) == name ? def : nullptr;
+}
+
+/// Replaces MatMul -> [scale] -> [mask] -> Softmax (last axis) -> MatMul around
+/// Softmax `softmax` by kiln.attention; true when it did.
+bool recognizeAttention(Operation *softmax) {
+  auto type = dyn_cast<RankedTensorType>(softmax->getResult(0).getType());
+  if (!type || !type.hasStaticShape() || type.getRank() < 3 ||
+      !isa<FloatType>(type.getElementType()) || !softmax->getResult(0).hasOneUse())
+    return false;
+  int64_t r = type.getRank();
+  int64_t axis = -1;
+  if (auto a = softmax->getAttrOfType<IntegerAttr>("axis"))
+    axis = a.getInt();
+  if (axis != -1 && axis != r - 1)
+    return false;
+  Operation *pv = *softmax->getResult(0).getUsers().begin();
+  if (nameOf(pv) != "MatMul" || pv->getOperand(0) != softmax->getResult(0))
+    return false;
+  // Mask: Where(keep, scores, fill) or scores + mask.
+  Value x = softmax->getOperand(0), mask;
+  StringRef kind = "none";
+  double fill = 0.0;
+  if (Operation *where = onlyUseOf(x, "Where")) {
+    std::optional<double> f = scalarOf(where->getOperand(2));
+    if (!f || where->getResult(0).getType() != type)
+      return false;
+    mask = where->getOperand(0);
+    kind = "keep";
+    fill = *f;
+    x = where->getOperand(1);
+  } else if (Operation *add = onlyUseOf(x, "Add")) {
+    Value a = add->getOperand(0), b = add->getOperand(1);
+    bool aScores = nameOf(a.getDefiningOp()) == "MatMul" || nameOf(a.getDefiningOp()) == "Mul" ||
+                   nameOf(a.getDefiningOp()) == "Div";
+    mask = aScores ? b : a;
+    x = aScores ? a : b;
+    kind = "add";
+    if (add->getResult(0).getType() != type || x.getType() != type)
+      return false;
+  }
+  // Scale: Mul or Div by a scalar constant.
+  double scale = 1.0;
+  if (Operation *mul = onlyUseOf(x, "Mul")) {
+    std::optional<double> c = scalarOf(mul->getOperand(1));
+    Value other = mul->getOperand(0);
+    if (!c) {
+      c = scalarOf(mul->getOperand(0));
+      other = mul->getOperand(1);
+    }
+    if (!c)
+      return false;
+    scale = *c;
+    x = other;
+  } else if (Operation *div = onlyUseOf(x, "Div")) {
+    std::optional<double> c = scalarOf(div->getOperand(1));
+    if (!c || *c == 0.0)
+      return false;
+    scale = 1.0 / *c;
+    x = div->getOperand(0);
+  }
+  Operation *qk = onlyUseOf(x, "MatMul");
+  if (!qk || x.getType() != type)
+    return false;
+  Value q = qk->getOperand(0), kt = qk->getOperand(1), v = pv->getOperand(1);
+  // The shapes the op takes: static, one rank, equal batch dims (no broadcasting).
+  SmallVector<RankedTensorType> types;
+  for (Value t : {q, kt, v, Value(pv->getResult(0))}) {
+    auto tt = dyn_cast<RankedTensorType>(t.getType());
+    if (!tt || !tt.hasStaticShape() || tt.getRank() != r ||
+        tt.getElementType() != type.getElementType())
+      return false;
+    types.push_back(tt);
+  }
+  for (RankedTensorType t : types)
+    if (t.getShape().drop_back(2) != type.getShape().drop_back(2))
+      return false;
+  if (kind == "keep" && !getElementTypeOrSelf(mask.getType()).isInteger(1))
+    return false;
+  OpBuilder b(pv);
+  auto op = b.create<kiln::AttentionOp>(pv->getLoc(), types[3], q, kt, v, mask,
+                                        b.getF64FloatAttr(scale), b.getStringAttr(kind),
+                                        b.getF64FloatAttr(fill));
+  pv->getResult(0).replaceAllUsesWith(op.getOutput());
+  return true;
+}
+
 struct RecognizeCompositesPass
     : kiln::impl::RecognizeCompositesBase<RecognizeCompositesPass> {
   void runOnOperation() override {
-    SmallVector<Operation *> means, anchors;
+    SmallVector<Operation *> means, anchors, softmaxes;
     getOperation().walk([&](Operation *op) {
       std::string name = nameOf(op);
       if (name == "ReduceMean")
         means.push_back(op);
       else if (name == "Erf" || name == "Tanh")
         anchors.push_back(op);
+      else if (name == "Softmax")
+        softmaxes.push_back(op);
     });
+    for (Operation *softmax : softmaxes)
+      recognizeAttention(softmax);
     // The replaced ops are left dead; the canonicalizer after the phase removes them.
     for (Operation *mean : means)
       recognizeLayerNorm(mean);

@@ -5,6 +5,7 @@
 // illegal. Failure names the op that no pattern could lower.
 //
 //===----------------------------------------------------------------------===//
+#include "dialects/kiln/KilnDialect.h"
 #include "passes/Passes.h"
 #include "passes/lowering/LoweringUtils.h"
 
@@ -86,6 +87,7 @@ struct ConvertOnnxToLinalgPass
                            math::MathDialect, tensor::TensorDialect>();
     target.addIllegalDialect<kiln::onnx::OnnxDialect>();
     target.addLegalOp<kiln::onnx::NoValueOp>();
+    target.addIllegalOp<kiln::AttentionOp>();
     target.addDynamicallyLegalOp<func::FuncOp>([&](func::FuncOp f) {
       return converter.isSignatureLegal(f.getFunctionType());
     });
@@ -104,6 +106,7 @@ struct ConvertOnnxToLinalgPass
     kiln::populateNormalizationLoweringPatterns(patterns, converter);
     kiln::populateLossLoweringPatterns(patterns, converter);
     kiln::populateConvPoolLoweringPatterns(patterns, converter);
+    kiln::populateAttentionLoweringPatterns(patterns, converter);
     populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(patterns, converter);
     populateReturnOpTypeConversionPattern(patterns, converter);
 

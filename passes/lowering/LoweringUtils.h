@@ -108,6 +108,8 @@ void populateNormalizationLoweringPatterns(mlir::RewritePatternSet &patterns,
                                            mlir::TypeConverter &converter);
 void populateConvPoolLoweringPatterns(mlir::RewritePatternSet &patterns,
                                       mlir::TypeConverter &converter);
+void populateAttentionLoweringPatterns(mlir::RewritePatternSet &patterns,
+                                       mlir::TypeConverter &converter);
 
 } // namespace kiln
 

@@ -272,6 +272,38 @@ struct ReduceLowering : ConversionPattern {
   }
 };
 
+} // namespace
+
+Value softmax(OpBuilder &b, Location loc, Value x, ArrayRef<bool> reduced, bool logSoftmax) {
+  auto type = cast<RankedTensorType>(x.getType());
+  Value m = reduceKeepDims(b, loc, x, reduced, -std::numeric_limits<double>::infinity(),
+                           [](OpBuilder &nb, Location l, Value acc, Value v) {
+                             return nb.create<arith::MaximumFOp>(l, acc, v).getResult();
+                           });
+  Value e = buildElementwise(b, loc, type, ValueRange{x, m},
+                             [](OpBuilder &nb, Location l, ValueRange a) -> Value {
+                               return nb.create<math::ExpOp>(
+                                   l, nb.create<arith::SubFOp>(l, a[0], a[1]));
+                             });
+  Value s = reduceKeepDims(b, loc, e, reduced, 0,
+                           [](OpBuilder &nb, Location l, Value acc, Value v) {
+                             return nb.create<arith::AddFOp>(l, acc, v).getResult();
+                           });
+  if (logSoftmax)
+    return buildElementwise(b, loc, type, ValueRange{x, m, s},
+                            [](OpBuilder &nb, Location l, ValueRange a) -> Value {
+                              Value shifted = nb.create<arith::SubFOp>(l, a[0], a[1]);
+                              return nb.create<arith::SubFOp>(
+                                  l, shifted, nb.create<math::LogOp>(l, a[2]));
+                            });
+  return buildElementwise(b, loc, type, ValueRange{e, s},
+                          [](OpBuilder &nb, Location l, ValueRange a) -> Value {
+                            return nb.create<arith::DivFOp>(l, a[0], a[1]);
+                          });
+}
+
+namespace {
+
 /// Softmax / LogSoftmax: exp(x - max) / sum, over one axis (opset >= 13) or over
 /// every axis from `axis` on (earlier opsets).
 struct SoftmaxLowering : ConversionPattern {
@@ -300,36 +332,7 @@ struct SoftmaxLowering : ConversionPattern {
     SmallVector<bool> reduced(rank, false);
     for (int64_t d = axis; d < rank; ++d)
       reduced[d] = opset >= 13 ? d == axis : true;
-    Location loc = op->getLoc();
-    Value x = operands[0];
-    Value m = reduceKeepDims(rewriter, loc, x, reduced,
-                             -std::numeric_limits<double>::infinity(),
-                             [](OpBuilder &b, Location l, Value acc, Value v) {
-                               return b.create<arith::MaximumFOp>(l, acc, v).getResult();
-                             });
-    Value e = buildElementwise(rewriter, loc, type, ValueRange{x, m},
-                               [](OpBuilder &b, Location l, ValueRange a) -> Value {
-                                 return b.create<math::ExpOp>(
-                                     l, b.create<arith::SubFOp>(l, a[0], a[1]));
-                               });
-    Value s = reduceKeepDims(rewriter, loc, e, reduced, 0,
-                             [](OpBuilder &b, Location l, Value acc, Value v) {
-                               return b.create<arith::AddFOp>(l, acc, v).getResult();
-                             });
-    Value result;
-    if (isLog)
-      result = buildElementwise(
-          rewriter, loc, type, ValueRange{x, m, s},
-          [](OpBuilder &b, Location l, ValueRange a) -> Value {
-            Value shifted = b.create<arith::SubFOp>(l, a[0], a[1]);
-            return b.create<arith::SubFOp>(l, shifted, b.create<math::LogOp>(l, a[2]));
-          });
-    else
-      result = buildElementwise(rewriter, loc, type, ValueRange{e, s},
-                                [](OpBuilder &b, Location l, ValueRange a) -> Value {
-                                  return b.create<arith::DivFOp>(l, a[0], a[1]);
-                                });
-    rewriter.replaceOp(op, result);
+    rewriter.replaceOp(op, softmax(rewriter, op->getLoc(), operands[0], reduced, isLog));
     return success();
   }
 };

@@ -30,6 +30,11 @@ mlir::Value reduceKeepDims(mlir::OpBuilder &b, mlir::Location loc, mlir::Value i
                            llvm::ArrayRef<bool> reduced, double init,
                            ReduceCombiner combine, ScalarMap pre = nullptr);
 
+/// exp(x - max) / sum over the dimensions marked in `reduced` (keeping them);
+/// `logSoftmax`: x - max - log(sum).
+mlir::Value softmax(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
+                    llvm::ArrayRef<bool> reduced, bool logSoftmax = false);
+
 } // namespace kiln
 
 #endif // KILN_PASSES_LOWERING_REDUCTION_H

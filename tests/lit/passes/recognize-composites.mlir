@@ -98,3 +98,46 @@ func.func @not_gelu(%x: tensor<4xf32>) -> tensor<4xf32> {
   %y = "onnx.Mul"(%m, %half) : (tensor<4xf32>, tensor<f32>) -> tensor<4xf32>
   return %y : tensor<4xf32>
 }
+
+// -----
+
+// Attention as exporters write it: MatMul, Div by sqrt(d), Where with a causal
+// keep-mask, Softmax, MatMul.
+// CHECK-LABEL: func.func @attention
+// CHECK: %[[A:.*]] = "kiln.attention"(%arg0, %arg1, %arg2, %arg3) <{fill = -1.000000e+04 : f64, mask_kind = "keep", scale = 5.000000e-01 : f64}> : (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x1x4x4xi1>) -> tensor<1x2x4x4xf32>
+// CHECK-NOT: onnx.Softmax
+// CHECK: return %[[A]]
+func.func @attention(%q: tensor<1x2x4x4xf32>, %kt: tensor<1x2x4x4xf32>, %v: tensor<1x2x4x4xf32>, %keep: tensor<1x1x4x4xi1>) -> tensor<1x2x4x4xf32> {
+  %s = "onnx.MatMul"(%q, %kt) : (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %two = "onnx.Constant"() {value = dense<2.0> : tensor<f32>} : () -> tensor<f32>
+  %d = "onnx.Div"(%s, %two) : (tensor<1x2x4x4xf32>, tensor<f32>) -> tensor<1x2x4x4xf32>
+  %fill = "onnx.Constant"() {value = dense<-1.0e4> : tensor<f32>} : () -> tensor<f32>
+  %w = "onnx.Where"(%keep, %d, %fill) : (tensor<1x1x4x4xi1>, tensor<1x2x4x4xf32>, tensor<f32>) -> tensor<1x2x4x4xf32>
+  %p = "onnx.Softmax"(%w) {axis = -1 : i64} : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %o = "onnx.MatMul"(%p, %v) : (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  return %o : tensor<1x2x4x4xf32>
+}
+
+// -----
+
+// An additive mask and a Mul scale; the probabilities also an output: not a
+// composite (they would be lost).
+// CHECK-LABEL: func.func @attention_add
+// CHECK: "kiln.attention"(%arg0, %arg1, %arg2, %arg3) <{fill = 0.000000e+00 : f64, mask_kind = "add", scale = 1.250000e-01 : f64}>
+// CHECK-LABEL: func.func @probabilities_used
+// CHECK-NOT: kiln.attention
+func.func @attention_add(%q: tensor<2x3x8xf32>, %kt: tensor<2x8x5xf32>, %v: tensor<2x5x6xf32>, %m: tensor<2x1x5xf32>) -> tensor<2x3x6xf32> {
+  %s = "onnx.MatMul"(%q, %kt) : (tensor<2x3x8xf32>, tensor<2x8x5xf32>) -> tensor<2x3x5xf32>
+  %c = "onnx.Constant"() {value = dense<0.125> : tensor<1xf32>} : () -> tensor<1xf32>
+  %d = "onnx.Mul"(%c, %s) : (tensor<1xf32>, tensor<2x3x5xf32>) -> tensor<2x3x5xf32>
+  %a = "onnx.Add"(%d, %m) : (tensor<2x3x5xf32>, tensor<2x1x5xf32>) -> tensor<2x3x5xf32>
+  %p = "onnx.Softmax"(%a) {axis = 2 : i64} : (tensor<2x3x5xf32>) -> tensor<2x3x5xf32>
+  %o = "onnx.MatMul"(%p, %v) : (tensor<2x3x5xf32>, tensor<2x5x6xf32>) -> tensor<2x3x6xf32>
+  return %o : tensor<2x3x6xf32>
+}
+func.func @probabilities_used(%q: tensor<2x3x8xf32>, %kt: tensor<2x8x5xf32>, %v: tensor<2x5x6xf32>) -> (tensor<2x3x6xf32>, tensor<2x3x5xf32>) {
+  %s = "onnx.MatMul"(%q, %kt) : (tensor<2x3x8xf32>, tensor<2x8x5xf32>) -> tensor<2x3x5xf32>
+  %p = "onnx.Softmax"(%s) {axis = -1 : i64} : (tensor<2x3x5xf32>) -> tensor<2x3x5xf32>
+  %o = "onnx.MatMul"(%p, %v) : (tensor<2x3x5xf32>, tensor<2x5x6xf32>) -> tensor<2x3x6xf32>
+  return %o, %p : tensor<2x3x6xf32>, tensor<2x3x5xf32>
+}
