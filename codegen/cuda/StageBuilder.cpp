@@ -603,25 +603,31 @@ void StageBuilder::mergeIndependentStages() {
   auto fnOf = [&](size_t i) {
     return gpuModule.lookupSymbol<gpu::GPUFuncOp>(attr(i).getFunction());
   };
-  // Runs of stages, each independent of the others in its run, one block shape.
+  // A stage can merge when its function is one block whose block and thread
+  // indices are all at its top level (where the merge rewrites them).
+  SmallVector<bool> movable;
+  for (size_t k = 0; k < stages.size(); ++k) {
+    gpu::GPUFuncOp f = fnOf(k);
+    bool nestedIds = f.walk([&](Operation *op) {
+                        bool id = isa<gpu::BlockIdOp, gpu::GridDimOp, gpu::ThreadIdOp,
+                                      gpu::BlockDimOp>(op);
+                        return id && op->getParentOp() != f.getOperation()
+                                   ? WalkResult::interrupt()
+                                   : WalkResult::advance();
+                      }).wasInterrupted();
+    movable.push_back(f.getBody().hasOneBlock() && !nestedIds);
+  }
+  // Runs of stages, each independent of the others in its run, one thread count.
   SmallVector<std::pair<size_t, size_t>> runs;
   for (size_t i = 0; i < stages.size();) {
     size_t j = i + 1;
-    auto mergeable = [&](size_t k) {
-      gpu::GPUFuncOp f = fnOf(k);
-      bool topLevelIds = !f.walk([&](Operation *op) {
-                            return isa<gpu::BlockIdOp, gpu::GridDimOp, gpu::ThreadIdOp,
-                                       gpu::BlockDimOp>(op) &&
-                                           op->getParentOp() != f.getOperation()
-                                       ? WalkResult::interrupt()
-                                       : WalkResult::advance();
-                          }).wasInterrupted();
-      return f.getBody().hasOneBlock() && topLevelIds &&
-             product(attr(k).getBlock()) == product(attr(i).getBlock());
+    auto joins = [&](size_t k) {
+      return movable[k] && product(attr(k).getBlock()) == product(attr(i).getBlock()) &&
+             llvm::all_of(llvm::seq(i, k), [&](size_t m) { return independent(access[m], access[k]); });
     };
-    while (mergeable(i) && j < stages.size() && mergeable(j) &&
-           llvm::all_of(llvm::seq(i, j), [&](size_t k) { return independent(access[k], access[j]); }))
-      ++j;
+    if (movable[i])
+      while (j < stages.size() && joins(j))
+        ++j;
     runs.push_back({i, j});
     i = j;
   }

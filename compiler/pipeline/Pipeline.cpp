@@ -59,9 +59,17 @@ const char *phaseName(Phase phase) {
 }
 
 namespace {
-/// Whether `--no-fuse` leaves fusion rule `rule` out.
-bool ruleOff(const CompileOptions &options, StringRef rule) {
-  return llvm::is_contained(options.noFuse, rule) || llvm::is_contained(options.noFuse, "all");
+/// The fusion rules left out: those `--no-fuse` names and those the target leaves out.
+std::vector<std::string> disabledRules(const CompileOptions &options) {
+  std::vector<std::string> disabled = options.noFuse;
+  if (options.target)
+    for (StringRef rule : options.target->fusionRulesLeftOut())
+      disabled.push_back(rule.str());
+  return disabled;
+}
+
+bool ruleOff(ArrayRef<std::string> disabled, StringRef rule) {
+  return llvm::is_contained(disabled, rule) || llvm::is_contained(disabled, "all");
 }
 } // namespace
 
@@ -70,14 +78,15 @@ void buildGraphPipeline(OpPassManager &pm, const CompileOptions &options) {
   pm.addPass(createDecompose());
   pm.addNestedPass<func::FuncOp>(createRemoveIdentity());
   // The graph's fusions (rules affine, siblings, composites) join ONNX nodes.
-  if (!ruleOff(options, "affine")) {
+  std::vector<std::string> disabled = disabledRules(options);
+  if (!ruleOff(disabled, "affine")) {
     pm.addNestedPass<func::FuncOp>(createFoldBatchNorm());
     pm.addNestedPass<func::FuncOp>(createFoldAffine());
   }
-  if (!ruleOff(options, "siblings"))
+  if (!ruleOff(disabled, "siblings"))
     pm.addNestedPass<func::FuncOp>(createMergeSiblings());
   pm.addNestedPass<func::FuncOp>(createSimplifyViews());
-  if (!ruleOff(options, "composites"))
+  if (!ruleOff(disabled, "composites"))
     pm.addNestedPass<func::FuncOp>(createRecognizeComposites());
   pm.addPass(createCanonicalizerPass());
 }
@@ -89,17 +98,10 @@ void buildTensorPipeline(OpPassManager &pm, const CompileOptions &) {
 }
 
 void buildKernelsPipeline(OpPassManager &pm, const CompileOptions &options) {
-  // The rules left out: those asked for, and those the target leaves out.
-  std::vector<std::string> disabled = options.noFuse;
-  if (options.target)
-    for (StringRef rule : options.target->fusionRulesLeftOut())
-      disabled.push_back(rule.str());
-  auto off = [&](const char *rule) {
-    return llvm::is_contained(disabled, rule) || llvm::is_contained(disabled, "all");
-  };
-  if (!off("elementwise")) {
+  std::vector<std::string> disabled = disabledRules(options);
+  if (!ruleOff(disabled, "elementwise")) {
     FuseElementwiseOptions elementwise;
-    elementwise.transposes = !off("transpose");
+    elementwise.transposes = !ruleOff(disabled, "transpose");
     pm.addNestedPass<func::FuncOp>(createFuseElementwise(elementwise));
   }
   FormKernelsOptions form;

@@ -113,3 +113,35 @@ func.func @typed(%x: memref<4xi8> {kiln.element_type = memref<4xi8>}) {
 func.func @stale() attributes {kiln.gpu_scratch = {}} {
   return
 }
+
+// -----
+
+func.func @attention_dims(%q: tensor<2x3x8xf32>, %kt: tensor<2x4x5xf32>, %v: tensor<2x5x6xf32>) -> tensor<2x3x6xf32> {
+  // expected-error @+1 {{q [..., Sq, D], kt [..., D, Sk], v [..., Sk, Dv] and the result [..., Sq, Dv] disagree}}
+  %o = "kiln.attention"(%q, %kt, %v) <{fill = 0.0 : f64, mask_kind = "none", scale = 1.0 : f64}> : (tensor<2x3x8xf32>, tensor<2x4x5xf32>, tensor<2x5x6xf32>) -> tensor<2x3x6xf32>
+  return %o : tensor<2x3x6xf32>
+}
+
+// -----
+
+func.func @attention_batch(%q: tensor<2x3x8xf32>, %kt: tensor<1x8x5xf32>, %v: tensor<2x5x6xf32>) -> tensor<2x3x6xf32> {
+  // expected-error @+1 {{needs equal batch dims}}
+  %o = "kiln.attention"(%q, %kt, %v) <{fill = 0.0 : f64, mask_kind = "none", scale = 1.0 : f64}> : (tensor<2x3x8xf32>, tensor<1x8x5xf32>, tensor<2x5x6xf32>) -> tensor<2x3x6xf32>
+  return %o : tensor<2x3x6xf32>
+}
+
+// -----
+
+func.func @attention_mask(%q: tensor<2x3x8xf32>, %kt: tensor<2x8x5xf32>, %v: tensor<2x5x6xf32>) -> tensor<2x3x6xf32> {
+  // expected-error @+1 {{a mask goes with mask_kind add or keep, and only then}}
+  %o = "kiln.attention"(%q, %kt, %v) <{fill = 0.0 : f64, mask_kind = "add", scale = 1.0 : f64}> : (tensor<2x3x8xf32>, tensor<2x8x5xf32>, tensor<2x5x6xf32>) -> tensor<2x3x6xf32>
+  return %o : tensor<2x3x6xf32>
+}
+
+// -----
+
+func.func @attention_kind(%q: tensor<2x3x8xf32>, %kt: tensor<2x8x5xf32>, %v: tensor<2x5x6xf32>, %m: tensor<2x3x5xf32>) -> tensor<2x3x6xf32> {
+  // expected-error @+1 {{mask_kind must be none, add or keep}}
+  %o = "kiln.attention"(%q, %kt, %v, %m) <{fill = 0.0 : f64, mask_kind = "mul", scale = 1.0 : f64}> : (tensor<2x3x8xf32>, tensor<2x8x5xf32>, tensor<2x5x6xf32>, tensor<2x3x5xf32>) -> tensor<2x3x6xf32>
+  return %o : tensor<2x3x6xf32>
+}
