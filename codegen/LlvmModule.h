@@ -39,6 +39,9 @@ struct OptimizeOptions {
   /// around already vectorized bodies multiplied code size and compile time (GPT-2
   /// reduced at batch 8: 1.1 MB, 11 s) and bought no speed.
   std::optional<unsigned> fullUnrollMaxCount;
+  /// Instrument every function for ThreadSanitizer (a -DKILN_SANITIZE=thread
+  /// build's host kernels).
+  bool threadSanitizer = false;
 };
 
 /// The target machine for `triple` and `cpu` at -O3; null with `error` when this

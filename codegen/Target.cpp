@@ -77,6 +77,7 @@ void registerCodegenPipelines() {
           std::unique_ptr<Target> target = createTarget(name, options, error);
           if (!target)
             return errorHandler(error);
+          target->buildKernelMappingPipeline(pm);
           target->buildCodegenPipeline(pm);
           return success();
         },

@@ -31,6 +31,9 @@ struct TargetOptions {
   std::string gpuArch = "sm_80";
   /// cuda: capture a whole run as a CUDA graph and replay it on later runs.
   bool cudaGraph = false;
+  /// The scheduler's device model (passes/plan/CostModel.h); empty: the target's
+  /// (host: this CPU; cuda, cuda-sim: h200).
+  std::string deviceModel;
 };
 
 /// What a target's kernel writer made.
@@ -75,7 +78,17 @@ public:
   /// and traffic with every rule).
   virtual llvm::ArrayRef<llvm::StringRef> fusionRulesLeftOut() const { return {}; }
 
-  /// The codegen phase: from bufferized kernel functions and the plan to what
+  /// The plan phase's target step, after bufferization and before scheduling and
+  /// memory planning (which read what it records): how each kernel runs (the GPU
+  /// targets map kernels to blocks and threads, with their scratch as arena
+  /// slices). Nothing by default.
+  virtual void buildKernelMappingPipeline(mlir::OpPassManager &) const {}
+
+  /// The scheduler's device model and how many streams it may use by default.
+  virtual std::string getDeviceModel() const = 0;
+  virtual int64_t getDefaultMaxStreams() const = 0;
+
+  /// The codegen phase: from the mapped kernels and the plan to what
   /// writeKernels compiles (LLVM dialect, or a gpu.module in NVVM).
   virtual void buildCodegenPipeline(mlir::OpPassManager &pm) const = 0;
 

@@ -340,30 +340,81 @@ def BuildPlan : Pass<"kiln-build-plan", "mlir::ModuleOp"> {
                            "mlir::memref::MemRefDialect"];
 }
 
-def Schedule : Pass<"kiln-schedule", "mlir::ModuleOp"> {
-  let summary = "Assign every launch to a stream";
+def AssignStreams : Pass<"kiln-assign-streams", "mlir::ModuleOp"> {
+  let summary = "Schedule launches on streams in parallel stages, with the minimum events";
   let description = [{
-    Today: one stream (0) in plan order, hence no events. The parallel-group
-    scheduler will replace the assignment and insert the events.
+    Builds the DAG of launches and copies, estimates each one's time on a device
+    model (FLOPs, bytes and blocks vs SMs, or one core of the host), cuts the DAG
+    where one node feeds everything after it, and splits each region into stages
+    of independent groups run concurrently, one stream per group (IOS-style: exact
+    search over down-closed sets for small regions, greedy beyond a budget), at
+    most `max-streams` at once (1: everything on stream 0 in plan order). Then it
+    orders the plan by stage and inserts `kiln.record`/`kiln.wait` only where
+    vector clocks say no existing path orders a dependency (the transitive
+    reduction); every other stream waits for the run's start on stream 0 and is
+    joined into it at the end. With `memory-budget`, schedules whose arena exceeds
+    it are serialized (fewer streams); an error when even one stream does not fit.
+    Records `estimated_ns` (the schedule's critical path), `sequential_ns`,
+    `sequential_arena_bytes` and `sequential_lower_bound_bytes` on the plan for the
+    report.
+
+    Before:
+    ```mlir
+    kiln.launch @a(%x, %t1) stream -1 ...
+    kiln.launch @b(%x, %t2) stream -1 ...
+    kiln.launch @c(%t1, %t2, %y) stream -1 ...
+    ```
+    After (`max-streams=2`):
+    ```mlir
+    kiln.record event 0 stream 0
+    kiln.launch @a(%x, %t1) stream 0 ...
+    kiln.wait event 0 stream 1
+    kiln.launch @b(%x, %t2) stream 1 ...
+    kiln.record event 1 stream 1
+    kiln.wait event 1 stream 0
+    kiln.launch @c(%t1, %t2, %y) stream 0 ...
+    ```
   }];
+  let options = [
+    Option<"maxStreams", "max-streams", "int64_t", /*default=*/"1",
+           "The most streams that run at once (1: sequential)">,
+    Option<"deviceModel", "device", "std::string", /*default=*/"\"h200\"",
+           "The device model of the cost model: h200, a100 or host">,
+    Option<"hostCores", "host-cores", "int64_t", /*default=*/"0",
+           "Cores of the host device model (0: this machine's)">,
+    Option<"memoryBudget", "memory-budget", "int64_t", /*default=*/"0",
+           "The most arena bytes the schedule may need (0: no limit)">,
+  ];
 }
 
 def PlanMemory : Pass<"kiln-plan-memory", "mlir::ModuleOp"> {
   let summary = "Place arena slices and weights";
   let description = [{
-    Liveness over the launch order; slices are placed greedily, largest first, at
-    the lowest 64-byte aligned offset that overlaps no slice live at the same time
-    (buffer reuse). Weights are laid out one after another. Sets the plan's
-    `arena_bytes`, `weight_bytes`, `lower_bound_bytes` (most bytes live at once)
-    and `naive_bytes` (the sum of all slices).
+    Liveness over the schedule's happens-before order (stream order and events,
+    not the textual order): two tensors share bytes only when every use of one
+    happens before every use of the other, or when a launch's `in_place` lets it
+    write its result over an input that dies at it (then at the very same bytes).
+    Slices are placed greedily, largest first, at the lowest 64-byte aligned
+    offset that overlaps no tensor it may not share with. Weights are laid out one
+    after another. Sets the plan's `arena_bytes`, `weight_bytes`,
+    `lower_bound_bytes` (the most bytes live around one launch) and `naive_bytes`
+    (the sum of all slices).
   }];
+  let options = [
+    Option<"inPlace", "in-place", "bool", /*default=*/"true",
+           "Let in_place launches write over the input that dies at them (false: "
+           "for comparison)">,
+  ];
 }
 
-def VerifyMemoryPlan : Pass<"kiln-verify-memory-plan", "mlir::ModuleOp"> {
-  let summary = "Check that no two slices live at the same time overlap";
+def VerifyPlan : Pass<"kiln-verify-plan", "mlir::ModuleOp"> {
+  let summary = "Check a plan's streams, events and memory";
   let description = [{
-    Liveness over the plan's launch order; fails naming the offending slice, and
-    when a slice leaves the arena.
+    Fails, naming both launches, when two launches or copies touch overlapping
+    bytes (arena, weights or a caller's buffer), one writing, with no
+    happens-before path between them; when two arena tensors in overlapping bytes
+    can be live together; when a stream does not wait for the run's start or is not
+    joined into stream 0 before its end; and when a slice leaves the arena.
   }];
 }
 
@@ -409,7 +460,8 @@ def MapToGpu : Pass<"kiln-map-to-gpu", "mlir::ModuleOp"> {
     convolution as implicit GEMM), block reduction, thread per output. The
     gpu.module records the architecture (`#nvvm.target`); each `kiln.launch`
     records its stages (`#kiln.gpu_stage`: function, grid, block, whether it
-    synchronizes) and its kernel-internal scratch bytes. Block reductions become
+    synchronizes) and, when they need kernel-internal buffers, an arena slice for
+    them (`scratch`). Block reductions become
     shuffles and shared memory (gpu.all_reduce lowering).
 
     Before:
@@ -425,8 +477,7 @@ def MapToGpu : Pass<"kiln-map-to-gpu", "mlir::ModuleOp"> {
       gpu.func @k0_s0(%x: memref<1024xf32>, %y: memref<1024xf32>) kernel { ... }
     }
     kiln.plan @main { ... kiln.launch @k0(%x, %y) stream 0 {gpu_stages = [
-        #kiln.gpu_stage<"k0_s0", grid = [1, 1, 1], block = [256, 1, 1], sync = false>],
-        scratch_bytes = 0 : i64} ... }
+        #kiln.gpu_stage<"k0_s0", grid = [1, 1, 1], block = [256, 1, 1], sync = false>]} ... }
     ```
   }];
   let options = [
@@ -466,7 +517,8 @@ def SimulateGpu : Pass<"kiln-gpu-to-sim", "mlir::ModuleOp"> {
     The step that makes the cuda-sim target: every gpu.func of the gpu.module
     becomes a host func.func whose thread and block ids, barriers and 32-bit
     shuffles call the simulator (runtime/SimRuntime.h), and whose workgroup memory
-    is one global per attribution (the simulator runs one block at a time). A stage
+    is one global per attribution, `@kiln_sim_shared.<kernel>.<i>` (the simulator
+    runs one block at a time on a host thread). A stage
     that synchronizes but whose `#kiln.gpu_stage` says it does not is an error.
 
     Before:
@@ -480,6 +532,20 @@ def SimulateGpu : Pass<"kiln-gpu-to-sim", "mlir::ModuleOp"> {
   }];
   let dependentDialects = ["mlir::func::FuncDialect", "mlir::arith::ArithDialect",
                            "mlir::memref::MemRefDialect"];
+}
+
+def SimThreadLocalShared : Pass<"kiln-sim-thread-local-shared", "mlir::ModuleOp"> {
+  let summary = "Make the simulator's shared-memory globals thread-local";
+  let description = [{
+    The last step of the cuda-sim codegen phase, on the LLVM dialect: every global
+    kiln-gpu-to-sim made for shared memory (`@kiln_sim_shared.*`) becomes
+    thread_local, so contexts of one model that run the same kernel on several
+    host threads at once each simulate their own block's shared memory.
+
+    Before: `llvm.mlir.global private @kiln_sim_shared.k0_s0.0() ...`
+    After: `llvm.mlir.global private thread_local @kiln_sim_shared.k0_s0.0() ...`
+  }];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect"];
 }
 
 #endif // KILN_PASSES_TD

@@ -24,10 +24,18 @@ public:
 
   StringRef getName() const override { return "cuda-sim"; }
 
-  void buildCodegenPipeline(OpPassManager &pm) const override {
+  void buildKernelMappingPipeline(OpPassManager &pm) const override {
     buildGpuMappingPipeline(pm, options.gpuArch);
+  }
+
+  // The cuda target's plan, its streams run as threads.
+  std::string getDeviceModel() const override { return cudaDeviceModel(options); }
+  int64_t getDefaultMaxStreams() const override { return kCudaDefaultMaxStreams; }
+
+  void buildCodegenPipeline(OpPassManager &pm) const override {
     pm.addPass(createSimulateGpu());
     buildHostCodegenPipeline(pm);
+    pm.addPass(createSimThreadLocalShared());
   }
 
   bool writeKernels(ModuleOp module, StringRef dir, KernelCode &code,
@@ -37,14 +45,14 @@ public:
 
   bool writePrologue(llvm::raw_ostream &os, const EmitContext &ctx,
                      std::string &error) const override {
-    os << "#include \"kiln/runtime/SimRuntime.h\"\n\n";
+    os << "#include \"kiln/runtime/HostStreams.h\"\n#include \"kiln/runtime/SimRuntime.h\"\n\n";
     // One declaration per gpu stage, in first-launch order, with its argument count.
     llvm::MapVector<StringRef, unsigned> kernels;
     for (LaunchOp l : ctx.plan.getBody().getOps<LaunchOp>()) {
       ArrayAttr stages = gpuStagesOf(l, error);
       if (!stages)
         return false;
-      unsigned args = l.getBuffers().size() + (takesScratch(l) ? 1 : 0);
+      unsigned args = l.getBuffers().size() + (l.getScratch() ? 1 : 0);
       for (auto g : stages.getAsRange<GpuStageAttr>())
         kernels.insert({g.getFunction().getValue(), args});
     }
@@ -59,16 +67,13 @@ public:
       ArrayAttr stages = gpuStagesOf(l, error);
       if (!stages)
         return false;
-      bool scratch = takesScratch(l);
       for (auto g : stages.getAsRange<GpuStageAttr>()) {
         ArrayRef<int64_t> grid = g.getGrid(), block = g.getBlock();
-        os << "  s = kiln::rt::simLaunch(\"" << g.getFunction().getValue() << "\", {"
+        os << "  KILN_RUN(kiln::rt::simLaunch(\"" << g.getFunction().getValue() << "\", {"
            << grid[0] << ", " << grid[1] << ", " << grid[2] << "}, {" << block[0] << ", "
            << block[1] << ", " << block[2] << "}, "
            << (g.getSync().getValue() ? "true" : "false") << ", [&] { "
-           << g.getFunction().getValue() << "(" << launchArguments(l, io)
-           << (scratch ? ", S" : "")
-           << "); });\n  if (!s) {\n    m->error = s.message();\n    return -1;\n  }\n";
+           << g.getFunction().getValue() << "(" << launchArguments(l, io) << "); }));\n";
       }
       return true;
     };

@@ -18,6 +18,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/Pass/Pass.h"
@@ -26,6 +27,7 @@
 
 namespace kiln {
 #define GEN_PASS_DEF_SIMULATEGPU
+#define GEN_PASS_DEF_SIMTHREADLOCALSHARED
 #include "passes/Passes.h.inc"
 } // namespace kiln
 
@@ -33,6 +35,19 @@ using namespace mlir;
 using namespace kiln;
 
 namespace {
+
+/// The names of the globals that hold simulated shared memory start with this.
+constexpr llvm::StringLiteral kSimSharedPrefix = "kiln_sim_shared.";
+
+struct SimThreadLocalSharedPass
+    : kiln::impl::SimThreadLocalSharedBase<SimThreadLocalSharedPass> {
+  void runOnOperation() override {
+    getOperation().walk([](LLVM::GlobalOp g) {
+      if (g.getSymName().starts_with(kSimSharedPrefix))
+        g.setThreadLocal_(true);
+    });
+  }
+};
 
 struct SimulateGpuPass : kiln::impl::SimulateGpuBase<SimulateGpuPass> {
 
@@ -61,7 +76,9 @@ struct SimulateGpuPass : kiln::impl::SimulateGpuBase<SimulateGpuPass> {
     Location loc = kernel.getLoc();
     if (!kernel.getPrivateAttributions().empty())
       return kernel.emitError("private attributions are not simulated");
-    // Shared memory: one global per attribution (one block runs at a time).
+    // Shared memory: one global per attribution (one block runs at a time on a
+    // host thread; kiln-sim-thread-local-shared makes it thread-local once in LLVM
+    // form, as contexts on other threads run the same kernels).
     SmallVector<BlockArgument> shared(kernel.getWorkgroupAttributions());
     SmallVector<memref::GlobalOp> globals;
     for (auto [i, attribution] : llvm::enumerate(shared)) {
@@ -70,7 +87,7 @@ struct SimulateGpuPass : kiln::impl::SimulateGpuBase<SimulateGpuPass> {
           return user->emitError("shared memory used by an op the simulator does not take");
       auto type = cast<MemRefType>(attribution.getType());
       globals.push_back(b.create<memref::GlobalOp>(
-          loc, (kernel.getName() + "_shared" + std::to_string(i)).str(),
+          loc, (kSimSharedPrefix + kernel.getName() + "." + std::to_string(i)).str(),
           b.getStringAttr("private"), MemRefType::get(type.getShape(), type.getElementType()),
           Attribute(), /*constant=*/false, b.getI64IntegerAttr(64)));
     }

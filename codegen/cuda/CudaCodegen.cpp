@@ -64,8 +64,7 @@ void buildGpuMappingPipeline(OpPassManager &pm, const std::string &gpuArch) {
   pm.addNestedPass<gpu::GPUModuleOp>(createExpandGpuMath());
 }
 
-void buildCudaCodegenPipeline(OpPassManager &pm, const std::string &gpuArch) {
-  buildGpuMappingPipeline(pm, gpuArch);
+void buildCudaCodegenPipeline(OpPassManager &pm) {
   OpPassManager &gpu = pm.nest<gpu::GPUModuleOp>();
   gpu.addPass(createLowerAffinePass());
   gpu.addPass(createConvertSCFToCFPass());

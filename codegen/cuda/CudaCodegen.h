@@ -19,11 +19,11 @@
 namespace kiln {
 
 /// kiln-map-to-gpu for `gpuArch`, then kiln-expand-gpu-math: the mapping the cuda
-/// and cuda-sim targets share.
+/// and cuda-sim targets share (their plan phase's target step).
 void buildGpuMappingPipeline(mlir::OpPassManager &pm, const std::string &gpuArch);
 
-/// The mapping, then gpu.module -> NVVM + LLVM dialects.
-void buildCudaCodegenPipeline(mlir::OpPassManager &pm, const std::string &gpuArch);
+/// The cuda codegen phase: the mapped gpu.module -> NVVM + LLVM dialects.
+void buildCudaCodegenPipeline(mlir::OpPassManager &pm);
 
 /// Translates `gpu.module @kiln_kernels` to PTX for the chip of its #nvvm.target.
 bool emitPtx(mlir::ModuleOp module, std::string &ptx, std::string &error);

@@ -30,85 +30,61 @@ namespace {
 /// The kiln_model object, create and run of the cuda runtime (everything after the
 /// launch list); the caller's tensors are device pointers in run_device.
 const char *kCudaModel = R"(
-__attribute__((visibility("default"))) kiln_model *kiln_model_create(const char *weightsPath) {
-  kiln_model *m = new (std::nothrow) kiln_model();
-  if (!m)
-    return nullptr;
+kiln::rt::Status loadModel(kiln_model *m, const char *weightsPath) {
   kiln::rt::AlignedBuffer weights;
   kiln::rt::Status s = loadModelWeights(weightsPath, weights);
-  if (s) {
-    kiln::rt::CudaModel::Config config;
-    config.ptx = kPtx;
-    config.functions = kFunctions;
-    config.numFunctions = kNumFunctions;
-    config.arenaBytes = kArenaBytes;
-    config.scratchBytes = kScratchBytes;
-    config.numStreams = kNumStreams;
-    config.useGraph = kUseGraph;
-    config.inputBytes.assign(kInputBytes, kInputBytes + kNumInputs);
-    config.outputBytes.assign(kOutputBytes, kOutputBytes + kNumOutputs);
-    s = m->cuda.init(config, weights.data.get(), kWeightBytes);
-  }
-  if (!s)
-    m->error = s.message();
-  m->loaded = static_cast<bool>(s);
-  return m;
+  if (s)
+    s = m->cuda.init(kPtx, kFunctions, kNumFunctions, weights.data.get(), kWeightBytes);
+  return s;
 }
 
-static int32_t runOn(kiln_model *m, const kiln_tensor *in, int32_t numIn, kiln_tensor *out,
-                     int32_t numOut, bool staged, void *stream) {
-  if (!m)
-    return -1;
-  if (!m->loaded) {
-    if (m->error.empty())
-      m->error = "the model failed to load";
-    return -1;
-  }
-  kiln::rt::Status s = checkArguments(in, numIn, out, numOut);
+kiln::rt::Status createContext(kiln_context *c) {
+  kiln::rt::CudaContext::Config config;
+  config.arenaBytes = kArenaBytes;
+  config.numStreams = kNumStreams;
+  config.numEvents = kNumEvents;
+  config.useGraph = kUseGraph;
+  config.inputBytes.assign(kInputBytes, kInputBytes + kNumInputs);
+  config.outputBytes.assign(kOutputBytes, kOutputBytes + kNumOutputs);
+  return c->cuda.init(c->model->cuda, config);
+}
+
+kiln::rt::Status runContext(kiln_context *c, const kiln_tensor *in, kiln_tensor *out,
+                            bool staged, void *stream) {
   // Kernels take every buffer as 16-byte aligned (vector loads and stores).
-  for (int32_t i = 0; s && !staged && i < kNumInputs + kNumOutputs; ++i) {
+  for (int32_t i = 0; !staged && i < kNumInputs + kNumOutputs; ++i) {
     const kiln_tensor &t = i < kNumInputs ? in[i] : out[i - kNumInputs];
     if (reinterpret_cast<uintptr_t>(t.data) % 16 != 0)
-      s = kiln::rt::Status::error(std::string(i < kNumInputs ? "input '" : "output '") +
-                                  (i < kNumInputs ? kInputs[i] : kOutputs[i - kNumInputs]).name +
-                                  "': device pointer is not 16-byte aligned");
+      return kiln::rt::Status::error(
+          std::string(i < kNumInputs ? "input '" : "output '") +
+              (i < kNumInputs ? kInputs[i] : kOutputs[i - kNumInputs]).name +
+              "': device pointer is not 16-byte aligned",
+          KILN_ERROR_ARGUMENT);
   }
+  kiln::rt::Status s = kiln::rt::Status::ok();
   CUdeviceptr inPtrs[kNumInputs + 1], outPtrs[kNumOutputs + 1];
   std::vector<CUdeviceptr> bindings;
   for (int32_t i = 0; s && i < kNumInputs; ++i) {
-    inPtrs[i] = staged ? m->cuda.stagedInput(i) : reinterpret_cast<CUdeviceptr>(in[i].data);
+    inPtrs[i] = staged ? c->cuda.stagedInput(i) : reinterpret_cast<CUdeviceptr>(in[i].data);
     if (staged)
-      s = m->cuda.upload(i, in[i].data);
+      s = c->cuda.upload(i, in[i].data);
     bindings.push_back(inPtrs[i]);
   }
   for (int32_t i = 0; s && i < kNumOutputs; ++i) {
-    outPtrs[i] = staged ? m->cuda.stagedOutput(i) : reinterpret_cast<CUdeviceptr>(out[i].data);
+    outPtrs[i] = staged ? c->cuda.stagedOutput(i) : reinterpret_cast<CUdeviceptr>(out[i].data);
     bindings.push_back(outPtrs[i]);
   }
   auto caller = staged ? nullptr : static_cast<kiln::rt::CUstream>(stream);
   if (s)
-    s = m->cuda.run(caller, bindings, [&] { return issue(m->cuda, inPtrs, outPtrs); });
+    s = c->cuda.run(caller, bindings, [&] { return issue(c->cuda, inPtrs, outPtrs); });
   for (int32_t i = 0; s && staged && i < kNumOutputs; ++i)
-    s = m->cuda.download(i, out[i].data);
+    s = c->cuda.download(i, out[i].data);
   if (s && staged)
-    s = m->cuda.synchronize();
-  if (!s) {
-    m->error = s.message();
-    return -1;
-  }
-  m->error.clear();
-  return 0;
+    s = c->cuda.synchronize();
+  return s;
 }
+} // namespace
 
-__attribute__((visibility("default"))) int32_t kiln_model_run(kiln_model *m, const kiln_tensor *in, int32_t numIn,
-                                                               kiln_tensor *out, int32_t numOut) {
-  return runOn(m, in, numIn, out, numOut, /*staged=*/true, nullptr);
-}
-
-__attribute__((visibility("default"))) int32_t kiln_model_run_device(kiln_model *m, const kiln_tensor *in, int32_t numIn,
-                                                                      kiln_tensor *out, int32_t numOut, void *stream) {
-  return runOn(m, in, numIn, out, numOut, /*staged=*/false, stream);
-}
 )";
 
 class CudaTarget : public Target {
@@ -117,8 +93,15 @@ public:
 
   StringRef getName() const override { return "cuda"; }
 
+  void buildKernelMappingPipeline(OpPassManager &pm) const override {
+    buildGpuMappingPipeline(pm, options.gpuArch);
+  }
+
+  std::string getDeviceModel() const override { return cudaDeviceModel(options); }
+  int64_t getDefaultMaxStreams() const override { return kCudaDefaultMaxStreams; }
+
   void buildCodegenPipeline(OpPassManager &pm) const override {
-    buildCudaCodegenPipeline(pm, options.gpuArch);
+    buildCudaCodegenPipeline(pm);
   }
 
   bool writeKernels(ModuleOp module, StringRef dir, KernelCode &code,
@@ -154,10 +137,13 @@ bool CudaTarget::writeRun(llvm::raw_ostream &os, const EmitContext &ctx,
                           std::string &error) const {
   PlanOp plan = ctx.plan;
   std::vector<std::string> functions;
-  int64_t scratchBytes = maxScratchBytes(plan), numStreams = 1;
-  plan.getBody().walk([&](LaunchOp l) {
-    numStreams = std::max<int64_t>(numStreams, l.getStream() + 1);
-  });
+  int64_t numStreams = 1, numEvents = 0;
+  for (Operation &op : plan.getBody().front()) {
+    if (auto l = dyn_cast<LaunchOp>(op))
+      numStreams = std::max<int64_t>(numStreams, l.getStream() + 1);
+    else if (auto r = dyn_cast<RecordOp>(op))
+      numEvents = std::max<int64_t>(numEvents, r.getEvent() + 1);
+  }
   // The PTX, embedded: the module is loaded once from memory.
   const std::string &ptx = ctx.code->embedded;
   os << "const char kPtx[] = ";
@@ -169,33 +155,27 @@ bool CudaTarget::writeRun(llvm::raw_ostream &os, const EmitContext &ctx,
   auto io = [](const char *kind, int64_t i) {
     return std::string(kind) + "[" + std::to_string(i) + "]";
   };
-  int lastStream = 0;
   for (Operation &op : plan.getBody().front()) {
-    auto l = dyn_cast<LaunchOp>(op);
-    auto c = dyn_cast<CopyOp>(op);
-    if (!l && !c)
-      continue;
-    int stream = l ? static_cast<int>(l.getStream()) : lastStream;
-    if (stream != lastStream)
-      ls << "  KILN_RUN(c.crossStream(" << lastStream << ", " << stream << "));\n";
-    lastStream = stream;
-    if (c) {
+    if (auto r = dyn_cast<RecordOp>(op)) {
+      ls << "  KILN_RUN(c.record(" << r.getEvent() << ", " << r.getStream() << "));\n";
+    } else if (auto w = dyn_cast<WaitOp>(op)) {
+      ls << "  KILN_RUN(c.wait(" << w.getEvent() << ", " << w.getStream() << "));\n";
+    } else if (auto c = dyn_cast<CopyOp>(op)) {
       ls << "  KILN_RUN(c.copy(" << bufferExpr(c.getTarget(), io) << ", "
-         << bufferExpr(c.getSource(), io) << ", " << copyBytes(c) << ", " << stream
+         << bufferExpr(c.getSource(), io) << ", " << copyBytes(c) << ", " << c.getStream()
          << "));\n";
-      continue;
-    }
-    ArrayAttr stages = gpuStagesOf(l, error);
-    if (!stages)
-      return false;
-    bool scratch = takesScratch(l);
-    for (auto g : stages.getAsRange<GpuStageAttr>()) {
-      ArrayRef<int64_t> grid = g.getGrid(), block = g.getBlock();
-      ls << "  KILN_RUN(c.launch({" << functions.size() << ", {" << grid[0] << ", "
-         << grid[1] << ", " << grid[2] << "}, {" << block[0] << ", " << block[1] << ", "
-         << block[2] << "}, " << stream << "}, {" << launchArguments(l, io)
-         << (scratch ? ", S" : "") << "}));\n";
-      functions.push_back(g.getFunction().str());
+    } else if (auto l = dyn_cast<LaunchOp>(op)) {
+      ArrayAttr stages = gpuStagesOf(l, error);
+      if (!stages)
+        return false;
+      for (auto g : stages.getAsRange<GpuStageAttr>()) {
+        ArrayRef<int64_t> grid = g.getGrid(), block = g.getBlock();
+        ls << "  KILN_RUN(c.launch({" << functions.size() << ", {" << grid[0] << ", "
+           << grid[1] << ", " << grid[2] << "}, {" << block[0] << ", " << block[1] << ", "
+           << block[2] << "}, " << l.getStream() << "}, {" << launchArguments(l, io)
+           << "}));\n";
+        functions.push_back(g.getFunction().str());
+      }
     }
   }
   ls.flush();
@@ -214,8 +194,8 @@ bool CudaTarget::writeRun(llvm::raw_ostream &os, const EmitContext &ctx,
   bytesList("kInputBytes", ctx.inputs);
   bytesList("kOutputBytes", ctx.outputs);
   os << "constexpr int kNumFunctions = " << functions.size() << ";\n"
-     << "constexpr uint64_t kScratchBytes = " << scratchBytes << "ull;\n"
      << "constexpr int kNumStreams = " << numStreams << ";\n"
+     << "constexpr int kNumEvents = " << numEvents << ";\n"
      << "constexpr bool kUseGraph = " << (options.cudaGraph ? "true" : "false") << ";\n"
      << "using kiln::rt::CUdeviceptr;\n\n"
      << "#define KILN_RUN(x)                                                   \\\n"
@@ -224,20 +204,26 @@ bool CudaTarget::writeRun(llvm::raw_ostream &os, const EmitContext &ctx,
      << "    if (!s_)                                                      \\\n"
      << "      return s_;                                                  \\\n"
      << "  } while (0)\n\n"
-     << "/// Every launch of one run, in plan order.\n"
-     << "kiln::rt::Status issue(kiln::rt::CudaModel &c, const CUdeviceptr *in,\n"
+     << "/// Every launch, copy and event of one run, in plan order.\n"
+     << "kiln::rt::Status issue(kiln::rt::CudaContext &c, const CUdeviceptr *in,\n"
      << "                       const CUdeviceptr *out) {\n"
-     << "  const CUdeviceptr A = c.arena(), W = c.weights(), S = c.scratch();\n"
-     << "  (void)A;\n  (void)W;\n  (void)S;\n  (void)in;\n  (void)out;\n"
+     << "  const CUdeviceptr A = c.arena(), W = c.weights();\n"
+     << "  (void)A;\n  (void)W;\n  (void)in;\n  (void)out;\n"
      << launches << "  return kiln::rt::Status::ok();\n}\n"
      << "} // namespace\n\n"
-     << "struct kiln_model {\n  kiln::rt::CudaModel cuda;\n  bool loaded = false;\n"
-     << "  std::string error;\n};\n\n"
-     << commonAbiFunctions() << kCudaModel;
+     << "/// Immutable once loaded: the module and the weights on the device.\n"
+     << "struct kiln_model : kiln::rt::ModelBase {\n  kiln::rt::CudaModel cuda;\n};\n\n"
+     << "/// One caller's run state: arena, staging buffers, streams, events, graph.\n"
+     << "struct kiln_context : kiln::rt::ContextBase {\n  kiln::rt::CudaContext cuda;\n};\n\n"
+     << "namespace {\n" << kCudaModel << commonAbiFunctions();
   return true;
 }
 
 } // namespace
+
+std::string cudaDeviceModel(const TargetOptions &options) {
+  return options.deviceModel.empty() ? "h200" : options.deviceModel;
+}
 
 std::unique_ptr<Target> createCudaTarget(const TargetOptions &options, std::string &error) {
   if (!requireGpuArch(options.gpuArch, error))

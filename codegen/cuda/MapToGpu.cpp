@@ -11,9 +11,9 @@
 //
 // A `linalg.fill` of a reduction's output is folded into the reduction's initial
 // value. Buffers a kernel allocates for its own use become views of one scratch
-// argument that the runtime provides. The gpu.module records the architecture
+// argument, an arena slice of the launch's own that memory planning places. The gpu.module records the architecture
 // (#nvvm.target, from the gpu-arch option); every launch of the plan records its
-// stages (#kiln.gpu_stage) and scratch bytes, so the emitter bakes them in.
+// stages (#kiln.gpu_stage) and its scratch slice, so the emitter bakes them in.
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/cuda/GpuArch.h"
@@ -111,7 +111,12 @@ struct MapToGpuPass : kiln::impl::MapToGpuBase<MapToGpuPass> {
         return WalkResult::interrupt();
       }
       l.setGpuStagesAttr(it->second.first);
-      l.setScratchBytesAttr(b.getI64IntegerAttr(it->second.second));
+      if (int64_t bytes = it->second.second) {
+        OpBuilder sb(l);
+        auto slice = sb.create<SliceOp>(l.getLoc(), MemRefType::get({bytes}, sb.getI8Type()),
+                                        sb.getI64IntegerAttr(-1), sb.getI64IntegerAttr(bytes));
+        l.getScratchMutable().assign(slice.getBuffer());
+      }
       return WalkResult::advance();
     });
     if (result.wasInterrupted())

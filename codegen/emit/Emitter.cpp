@@ -117,7 +117,6 @@ bool writeModelCpp(llvm::raw_ostream &os, const Target &target, const EmitContex
         "out);\n}\n";
   if (!target.writeRun(os, ctx, error))
     return false;
-  os << "} // extern \"C\"\n";
   return true;
 }
 

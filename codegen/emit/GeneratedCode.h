@@ -27,21 +27,21 @@ using IoExpr = llvm::function_ref<std::string(const char *kind, int64_t index)>;
 /// (`W + offset`) or the arena (`A + offset`).
 std::string bufferExpr(mlir::Value buffer, IoExpr io);
 
-/// The comma-separated expressions of `launch`'s buffers.
+/// The comma-separated expressions of `launch`'s buffers, its scratch last.
 std::string launchArguments(LaunchOp launch, IoExpr io);
 
 /// Bytes a kiln.copy moves.
 int64_t copyBytes(CopyOp copy);
 
-/// The largest kernel-internal scratch any launch of `plan` needs (GPU targets).
-int64_t maxScratchBytes(PlanOp plan);
-
-/// Whether `launch`'s stages take the scratch argument (`S`) after its buffers.
-bool takesScratch(LaunchOp launch);
-
-/// The C ABI functions every target's model.cpp has in common (after the target
-/// has defined `struct kiln_model` with an `error` string): version, destroy, error,
-/// the interface queries, and `checkArguments`.
+/// The C ABI (model_abi.h), the same for every target, on top of what the target's
+/// run writer defines before it: `struct kiln_model : kiln::rt::ModelBase`,
+/// `struct kiln_context : kiln::rt::ContextBase`, and
+///   kiln::rt::Status loadModel(kiln_model *, const char *weightsPath);
+///   kiln::rt::Status createContext(kiln_context *);   // its model loaded
+///   kiln::rt::Status runContext(kiln_context *, const kiln_tensor *in,
+///                               kiln_tensor *out, bool staged, void *stream);
+/// (`staged`: host tensors; else the target's memory on `stream`), called with
+/// arguments already checked.
 const char *commonAbiFunctions();
 
 /// `extern "C" { void name(void *, ...); ... }` for each kernel function with its

@@ -1,7 +1,8 @@
 //===- LibraryBuild.cpp - Build libmodel.so -------------------------------===//
 //
 // This file implements the library build (LibraryBuild.h): one compiler call, with
-// a version script that keeps every symbol but kiln_model_* local.
+// a version script that keeps every symbol but the C ABI (kiln_model_*,
+// kiln_context_*, kiln_abi_version) local.
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/emit/LibraryBuild.h"
@@ -23,7 +24,7 @@ bool buildModelLibrary(const LibraryBuild &build, std::string &error) {
       error = "cannot write " + mapFile + ": " + ec.message();
       return false;
     }
-    os << "{ global: kiln_model_*; local: *; };\n";
+    os << "{ global: kiln_abi_version; kiln_model_*; kiln_context_*; local: *; };\n";
   }
   auto compiler = llvm::sys::findProgramByName(build.compiler);
   if (!compiler) {
@@ -31,15 +32,19 @@ bool buildModelLibrary(const LibraryBuild &build, std::string &error) {
     return false;
   }
   std::vector<std::string> args = {
-      *compiler, "-std=c++17", "-O1", "-fPIC", "-shared", "-fvisibility=hidden",
+      *compiler, "-std=c++17", "-O1", "-fPIC", "-shared", "-fvisibility=hidden", "-pthread",
       "-I" + build.runtimeIncludeDir, "-I" + build.dir, build.dir + "/model.cpp"};
+#ifdef KILN_SANITIZE_THREAD
+  // A ThreadSanitizer build's models are built and linked with it too.
+  args.push_back("-fsanitize=thread");
+#endif
   args.insert(args.end(), build.linkInputs.begin(), build.linkInputs.end());
   if (build.embedWeights) {
     args.push_back("-Wa,-I," + build.dir); // where .incbin finds model.weights
     args.push_back(build.dir + "/model_weights.S");
   }
   for (std::string a : {build.runtimeLibrary, "-Wl,--version-script=" + mapFile,
-                        std::string("-lm"), std::string("-ldl"), std::string("-o"),
+                        std::string("-lm"), std::string("-ldl"), std::string("-pthread"), std::string("-o"),
                         build.dir + "/libmodel.so"})
     args.push_back(a);
   std::vector<llvm::StringRef> argRefs(args.begin(), args.end());

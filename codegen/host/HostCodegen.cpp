@@ -91,6 +91,9 @@ bool emitHostObject(ModuleOp module, const std::string &path,
   }
   OptimizeOptions optimize;
   optimize.fullUnrollMaxCount = 4;
+#ifdef KILN_SANITIZE_THREAD
+  optimize.threadSanitizer = true;
+#endif
   return compileModule(*llvmModule, *machine, optimize, llvm::CodeGenFileType::ObjectFile,
                        out, error);
 }

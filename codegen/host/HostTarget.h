@@ -1,8 +1,8 @@
 //===- HostTarget.h - The host target --------------------------*- C++ -*-===//
 //
 // The `host` target: kernels compiled for this CPU into model.o (HostCodegen.h),
-// and a generated runtime that owns host buffers and calls each kernel in plan
-// order. cuda-sim reuses its run writer with a launch writer of its own.
+// and a generated runtime that owns host buffers and runs the plan's streams as
+// threads. cuda-sim reuses its run writer with a launch writer of its own.
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_CODEGEN_HOST_HOSTTARGET_H
@@ -15,15 +15,18 @@ namespace kiln {
 
 std::unique_ptr<Target> createHostTarget(const TargetOptions &options, std::string &error);
 
-/// Writes the code of one launch in kiln_model_run (the model is `m`, the status `s`).
+/// Writes the code of one launch in a stream's function (the model is `m`;
+/// `KILN_RUN(status)` returns a failed status).
 using HostLaunchWriter =
     llvm::function_ref<bool(llvm::raw_ostream &os, LaunchOp launch, IoExpr io,
                             std::string &error)>;
 
 /// The run of a model over host memory (host, cuda-sim): kiln_model owns the arena,
-/// the weights and the plan's kernel scratch (`S`); kiln_model_run checks
-/// the arguments and runs the plan, launches through `writeLaunch`, copies with
-/// memcpy; kiln_model_run_device is the same call.
+/// the weights and the plan's streams (kiln/runtime/HostStreams.h: one thread per
+/// stream, events as real synchronization). Each stream is a function of its
+/// launches (through `writeLaunch`), copies (memcpy), records and waits in plan
+/// order; kiln_model_run checks the arguments and runs them all at once;
+/// kiln_model_run_device is the same call.
 bool writeHostRun(llvm::raw_ostream &os, const EmitContext &ctx,
                   HostLaunchWriter writeLaunch, std::string &error);
 

@@ -291,6 +291,8 @@ bool compileModel(const CompileRequest &request, std::string &error) {
   // Phase by phase, so that the report can time each one.
   CompileOptions options;
   options.noFuse = request.noFuse;
+  options.maxStreams = request.maxStreams;
+  options.memoryBudget = request.memoryBudget;
   options.target = target.get();
   CompileReport report;
   report.model = path;

@@ -67,6 +67,10 @@ struct CompileRequest {
   TargetOptions targetOptions;
   /// Fusion rules left out (CompileOptions::noFuse; "all": one op per kernel).
   std::vector<std::string> noFuse;
+  /// Scheduling: the most streams at once (0: the target's default) and the
+  /// arena budget in bytes (0: none) (CompileOptions).
+  int64_t maxStreams = 0;
+  int64_t memoryBudget = 0;
   /// The artifact directory, or with compileTo the IR file ("" or "-": stdout).
   std::string output;
   /// Also build libmodel.so.

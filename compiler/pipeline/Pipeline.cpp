@@ -109,11 +109,8 @@ void buildKernelsPipeline(OpPassManager &pm, const CompileOptions &options) {
   pm.addNestedPass<func::FuncOp>(createFormKernels(form));
 }
 
-void buildPlanPipeline(OpPassManager &pm, const CompileOptions &) {
+void buildPlanPipeline(OpPassManager &pm, const CompileOptions &options) {
   pm.addPass(createBuildPlan());
-  pm.addPass(createSchedule());
-  pm.addPass(createPlanMemory());
-  pm.addPass(createVerifyMemoryPlan());
   // Kernels: tensors -> buffers, results written in place into the plan's buffers.
   pm.addPass(bufferization::createEmptyTensorEliminationPass());
   bufferization::OneShotBufferizationOptions bufferize;
@@ -128,6 +125,21 @@ void buildPlanPipeline(OpPassManager &pm, const CompileOptions &) {
   bufferization::BufferDeallocationPipelineOptions dealloc;
   bufferization::buildBufferDeallocationPipeline(pm, dealloc);
   pm.addPass(createCanonicalizerPass());
+  // How each kernel runs on the target (GPU: blocks, threads, scratch), which
+  // scheduling and memory planning read.
+  if (options.target)
+    options.target->buildKernelMappingPipeline(pm);
+  AssignStreamsOptions streams;
+  if (options.target) {
+    streams.deviceModel = options.target->getDeviceModel();
+    streams.maxStreams = options.target->getDefaultMaxStreams();
+  }
+  if (options.maxStreams > 0)
+    streams.maxStreams = options.maxStreams;
+  streams.memoryBudget = options.memoryBudget;
+  pm.addPass(createAssignStreams(streams));
+  pm.addPass(createPlanMemory());
+  pm.addPass(createVerifyPlan());
 }
 
 void buildCodegenPipeline(OpPassManager &pm, const CompileOptions &options) {

@@ -35,6 +35,10 @@ struct CompileOptions {
   /// transpose (its transpose folding), epilogue, pad, concat, reduction
   /// (kiln-form-kernels), or all (one op per kernel).
   std::vector<std::string> noFuse;
+  /// Scheduling (kiln-assign-streams): the most streams at once (0: the target's
+  /// default), the arena budget in bytes (0: none).
+  int64_t maxStreams = 0;
+  int64_t memoryBudget = 0;
 };
 
 void buildGraphPipeline(mlir::OpPassManager &pm, const CompileOptions &options);

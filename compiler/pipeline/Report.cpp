@@ -6,7 +6,7 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/pipeline/Report.h"
 #include "dialects/kiln/KilnDialect.h"
-#include "passes/plan/MemoryPlan.h"
+#include "passes/plan/PlanAnalysis.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -103,6 +103,12 @@ void CompileReport::collectPlan(ModuleOp module) {
     weightBytes = static_cast<int64_t>(plan.getWeightBytes());
     lowerBoundBytes = static_cast<int64_t>(plan.getLowerBoundBytes().value_or(0));
     naiveBytes = static_cast<int64_t>(plan.getNaiveBytes().value_or(0));
+    estimatedNs = static_cast<int64_t>(plan.getEstimatedNs().value_or(0));
+    sequentialNs = static_cast<int64_t>(plan.getSequentialNs().value_or(0));
+    sequentialArenaBytes = static_cast<int64_t>(plan.getSequentialArenaBytes().value_or(0));
+    sequentialLowerBoundBytes =
+        static_cast<int64_t>(plan.getSequentialLowerBoundBytes().value_or(0));
+    events = static_cast<int64_t>(llvm::range_size(plan.getBody().getOps<RecordOp>()));
     schedule.clear();
     buffers.clear();
     for (Operation &op : plan.getBody().front()) {
@@ -111,10 +117,12 @@ void CompileReport::collectPlan(ModuleOp module) {
       else if (auto c = dyn_cast<CopyOp>(op))
         schedule.push_back({"copy", static_cast<int64_t>(c.getStream())});
     }
-    for (const SliceInterval &iv : sliceIntervals(plan))
-      if (iv.first <= iv.last)
-        buffers.push_back({static_cast<int64_t>(iv.slice.getOffset()),
-                           static_cast<int64_t>(iv.slice.getSize()), iv.first, iv.last});
+    HappensBefore hb(plan);
+    for (const SliceTensor &t : sliceTensors(plan, hb))
+      if (!t.uses.empty())
+        buffers.push_back({static_cast<int64_t>(t.slice.getOffset()), t.size(),
+                           static_cast<int64_t>(t.uses.front()),
+                           static_cast<int64_t>(t.uses.back())});
     std::set<int64_t> used;
     for (const Step &s : schedule)
       used.insert(s.stream);
@@ -235,8 +243,13 @@ bool CompileReport::write(const std::string &path, std::string &error) const {
       {"ops_fused_per_kernel", std::move(fusedCounts)},
       {"kernels", std::move(kernelList)},
       {"streams", streams},
+      {"events", events},
+      {"estimated_ns", estimatedNs},
+      {"sequential_ns", sequentialNs},
       {"arena_bytes", arenaBytes},
       {"lower_bound_bytes", lowerBoundBytes},
+      {"sequential_arena_bytes", sequentialArenaBytes},
+      {"sequential_lower_bound_bytes", sequentialLowerBoundBytes},
       {"naive_bytes", naiveBytes},
       {"weight_bytes", weightBytes},
       {"code_bytes", codeBytes},
@@ -312,9 +325,13 @@ bool CompileReport::writeHtml(const std::string &path, std::string &error) const
   row("ONNX nodes in", std::to_string(nodesIn));
   row("kernels out", std::to_string(kernels.size()));
   row("launches", std::to_string(launches));
-  row("streams", std::to_string(streams));
+  row("streams", std::to_string(streams) + " (" + std::to_string(events) + " events)");
+  row("estimated time (critical path / all launches in sequence)",
+      llvm::formatv("{0:f1} / {1:f1} us", estimatedNs / 1e3, sequentialNs / 1e3).str());
   row("arena", humanBytes(arenaBytes));
   row("lower bound (most bytes live at once)", humanBytes(lowerBoundBytes));
+  row("arena / lower bound of the sequential plan",
+      humanBytes(sequentialArenaBytes) + " / " + humanBytes(sequentialLowerBoundBytes));
   row("naive (every intermediate its own buffer)", humanBytes(naiveBytes));
   row("weights", humanBytes(weightBytes));
   row(codeKind, humanBytes(codeBytes));

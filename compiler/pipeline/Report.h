@@ -40,6 +40,12 @@ struct CompileReport {
   int64_t arenaBytes = 0;
   int64_t lowerBoundBytes = 0;
   int64_t naiveBytes = 0;
+  /// Scheduling: cross-stream events, the cost model's critical path of the
+  /// schedule and the sum of all launches (ns), and the sequential plan's arena and
+  /// its lower bound.
+  int64_t events = 0;
+  int64_t estimatedNs = 0, sequentialNs = 0;
+  int64_t sequentialArenaBytes = 0, sequentialLowerBoundBytes = 0;
   int64_t weightBytes = 0;
   int64_t codeBytes = 0; // the target's code
   std::string codeKind = "code"; // what it is: "object code", "PTX"

@@ -178,16 +178,51 @@ SmallVector<OutputOp> PlanOp::getOutputOps() {
 LogicalResult PlanOp::verify() {
   SmallVector<InputOp> inputs;
   SmallVector<OutputOp> outputs;
-  return success(succeeded(collectByIndex(*this, "input", inputs)) &&
-                 succeeded(collectByIndex(*this, "output", outputs)));
+  if (failed(collectByIndex(*this, "input", inputs)) ||
+      failed(collectByIndex(*this, "output", outputs)))
+    return failure();
+  // Each event is recorded once, before any wait on it, on another stream.
+  DenseMap<int64_t, RecordOp> recorded;
+  for (Operation &op : getBody().front()) {
+    if (auto r = dyn_cast<RecordOp>(op)) {
+      if (!recorded.try_emplace(r.getEvent(), r).second)
+        return r.emitOpError() << "records event " << r.getEvent() << " a second time";
+    } else if (auto w = dyn_cast<WaitOp>(op)) {
+      auto it = recorded.find(w.getEvent());
+      if (it == recorded.end())
+        return w.emitOpError() << "waits on event " << w.getEvent()
+                               << ", which no earlier kiln.record records";
+      if (it->second.getStream() == w.getStream())
+        return w.emitOpError() << "waits on event " << w.getEvent()
+                               << " on the stream that records it";
+    }
+  }
+  for (Operation &op : getBody().front()) {
+    int64_t stream = 0;
+    if (auto l = dyn_cast<LaunchOp>(op)) stream = l.getStream();
+    else if (auto c = dyn_cast<CopyOp>(op)) stream = c.getStream();
+    else if (auto r = dyn_cast<RecordOp>(op)) stream = r.getStream();
+    else if (auto w = dyn_cast<WaitOp>(op)) stream = w.getStream();
+    if (stream < -1 || stream >= 64)
+      return op.emitOpError() << "runs on stream " << stream << " (0..63, or -1 unassigned)";
+  }
+  return success();
 }
 
 LogicalResult LaunchOp::verify() {
   if (getNumInputs() > getBuffers().size())
     return emitOpError() << "reads " << getNumInputs() << " buffers but has "
                          << getBuffers().size();
-  if (getGpuStages().has_value() != getScratchBytes().has_value())
-    return emitOpError() << "needs gpu_stages and scratch_bytes together";
+  if (getScratch() && !getGpuStages())
+    return emitOpError() << "has a scratch buffer but no gpu_stages to use it";
+  if (std::optional<ArrayRef<int64_t>> inPlace = getInPlace()) {
+    if (inPlace->size() != getWrittenBuffers().size())
+      return emitOpError() << "in_place has " << inPlace->size() << " entries for "
+                           << getWrittenBuffers().size() << " written buffers";
+    for (int64_t i : *inPlace)
+      if (i < -1 || i >= getNumInputs())
+        return emitOpError() << "in_place names input " << i << " of " << getNumInputs();
+  }
   return success();
 }
 

@@ -150,16 +150,25 @@ def Kiln_PlanOp : Kiln_Op<"plan", [Symbol, NoTerminator, SingleBlock]> {
     kernel functions in order, each on a stream. `arena_bytes` and `weight_bytes`
     are set by memory planning (-1 before), which also records the most bytes live
     at once (`lower_bound_bytes`) and the sum of all slices (`naive_bytes`).
+    Scheduling records the cost model's critical path of the schedule
+    (`estimated_ns`), the sum of all launches (`sequential_ns`) and the arena and
+    lower bound of the sequential plan (`sequential_arena_bytes`,
+    `sequential_lower_bound_bytes`), for the report.
     Inputs are numbered 0..n-1 and outputs 0..m-1, each exactly once.
   }];
   let arguments = (ins SymbolNameAttr:$sym_name, I64Attr:$arena_bytes,
                        I64Attr:$weight_bytes,
                        OptionalAttr<I64Attr>:$lower_bound_bytes,
-                       OptionalAttr<I64Attr>:$naive_bytes);
+                       OptionalAttr<I64Attr>:$naive_bytes,
+                       OptionalAttr<I64Attr>:$estimated_ns,
+                       OptionalAttr<I64Attr>:$sequential_ns,
+                       OptionalAttr<I64Attr>:$sequential_arena_bytes,
+                       OptionalAttr<I64Attr>:$sequential_lower_bound_bytes);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = "$sym_name attr-dict-with-keyword $body";
   let builders = [OpBuilder<(ins "::llvm::StringRef":$name), [{
-    build($_builder, $_state, name, -1, -1, nullptr, nullptr);
+    build($_builder, $_state, name, -1, -1, nullptr, nullptr, nullptr, nullptr, nullptr,
+          nullptr);
   }]>];
   let extraClassDeclaration = [{
     /// The plan's inputs and outputs, ordered by index.
@@ -195,32 +204,54 @@ def Kiln_WeightOp : Kiln_Op<"weight", [Pure]> {
   let assemblyFormat = "`offset` $offset attr-dict `:` type($buffer)";
 }
 
-def Kiln_SliceOp : Kiln_Op<"slice", [Pure]> {
+def Kiln_SliceOp : Kiln_Op<"slice", [MemoryEffects<[MemAlloc]>]> {
   let summary = "An intermediate buffer: `size` bytes of the arena at `offset`";
+  let description = [{
+    Each slice holds one tensor until memory planning places it (offset -1
+    before); identical slices are not merged (an allocation, not a pure value).
+  }];
   let arguments = (ins I64Attr:$offset, I64Attr:$size);
   let results = (outs AnyStaticShapeMemRef:$buffer);
   let assemblyFormat = "`offset` $offset `size` $size attr-dict `:` type($buffer)";
 }
 
-def Kiln_LaunchOp : Kiln_Op<"launch"> {
+def Kiln_LaunchOp : Kiln_Op<"launch", [AttrSizedOperandSegments]> {
   let summary = "Runs an outlined kernel function on a stream";
   let description = [{
     Operands are the kernel's buffers: first `num_inputs` read, the rest written.
-    On the GPU targets, kiln-map-to-gpu records how the kernel runs: its stages
-    (`gpu_stages`, launched in order) and the bytes of kernel-internal scratch they
-    share (`scratch_bytes`).
+    `flops` (kiln-build-plan) estimates the arithmetic of one run of the kernel,
+    for the scheduler's cost model. On the GPU targets, kiln-map-to-gpu records
+    how the kernel runs: its stages (`gpu_stages`, launched in order) and, when
+    they need kernel-internal buffers, an arena slice for them (`scratch`, passed
+    after the buffers; written and read by this launch only). `in_place` (memory
+    planning's input) names, per written buffer, the read buffer whose bytes it
+    may take over (-1: none): the kernel reads that input only at the element it
+    writes.
   }];
   let arguments = (ins FlatSymbolRefAttr:$kernel, Variadic<AnyStaticShapeMemRef>:$buffers,
+                       Optional<AnyStaticShapeMemRef>:$scratch,
                        I64Attr:$num_inputs, I64Attr:$stream,
+                       OptionalAttr<I64Attr>:$flops,
                        OptionalAttr<Kiln_GpuStageArrayAttr>:$gpu_stages,
-                       OptionalAttr<I64Attr>:$scratch_bytes);
+                       OptionalAttr<DenseI64ArrayAttr>:$in_place);
   let assemblyFormat = [{
-    $kernel `(` $buffers `)` `stream` $stream attr-dict `:` type($buffers)
+    $kernel `(` $buffers `)` (`scratch` `(` $scratch^ `:` type($scratch) `)`)?
+    `stream` $stream attr-dict `:` type($buffers)
   }];
   let builders = [OpBuilder<(ins "::llvm::StringRef":$kernel, "::mlir::ValueRange":$buffers,
                                  "int64_t":$numInputs), [{
-    build($_builder, $_state, kernel, buffers, numInputs, -1, nullptr, nullptr);
+    build($_builder, $_state, kernel, buffers, ::mlir::Value(), numInputs, -1, nullptr,
+          nullptr, nullptr);
   }]>];
+  let extraClassDeclaration = [{
+    /// The buffers the kernel reads and those it writes.
+    ::mlir::OperandRange getReadBuffers() {
+      return getBuffers().take_front(static_cast<size_t>(getNumInputs()));
+    }
+    ::mlir::OperandRange getWrittenBuffers() {
+      return getBuffers().drop_front(static_cast<size_t>(getNumInputs()));
+    }
+  }];
   let hasVerifier = 1;
 }
 
@@ -229,6 +260,28 @@ def Kiln_CopyOp : Kiln_Op<"copy"> {
   let arguments = (ins AnyStaticShapeMemRef:$source, AnyStaticShapeMemRef:$target,
                        I64Attr:$stream);
   let assemblyFormat = "$source `to` $target `stream` $stream attr-dict `:` type($source) `,` type($target)";
+}
+
+def Kiln_RecordOp : Kiln_Op<"record"> {
+  let summary = "Records `event` on `stream`";
+  let description = [{
+    The event completes when everything issued to `stream` before it (in plan
+    order) has. Each event is recorded once per run; kiln-assign-streams inserts
+    records and waits, kiln-verify-plan checks that they order every pair of
+    conflicting launches.
+  }];
+  let arguments = (ins I64Attr:$event, I64Attr:$stream);
+  let assemblyFormat = "`event` $event `stream` $stream attr-dict";
+}
+
+def Kiln_WaitOp : Kiln_Op<"wait"> {
+  let summary = "Makes `stream` wait for `event`";
+  let description = [{
+    Work issued to `stream` after the wait starts only once the event, recorded
+    earlier in the plan on another stream, has completed.
+  }];
+  let arguments = (ins I64Attr:$event, I64Attr:$stream);
+  let assemblyFormat = "`event` $event `stream` $stream attr-dict";
 }
 
 #endif // KILN_KILN_OPS_TD

@@ -13,6 +13,8 @@
 #include "passes/Passes.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
 
 namespace kiln {
@@ -32,6 +34,57 @@ MemRefType bufferType(Type tensorType) {
 int64_t byteSize(MemRefType type) {
   int64_t bits = type.getElementTypeBitWidth();
   return type.getNumElements() * ((bits + 7) / 8);
+}
+
+/// Arithmetic of one run of the kernel, for the scheduler's cost model: each
+/// linalg op's iterations times the ops of its body.
+int64_t estimateFlops(kiln::KernelOp kernel) {
+  int64_t flops = 0;
+  kernel.getBody().walk([&](linalg::LinalgOp op) {
+    int64_t trips = 1;
+    for (int64_t r : op.getStaticLoopRanges())
+      trips *= ShapedType::isDynamic(r) ? 1 : r;
+    int64_t body = 0;
+    for (Operation &inner : op->getRegion(0).front().without_terminator())
+      body += isa<arith::ConstantOp>(inner) ? 0 : 1;
+    flops += trips * std::max<int64_t>(body, 1);
+  });
+  return flops;
+}
+
+/// Per kernel result, the kernel input it may be written over (-1: none): the
+/// kernel is one all-parallel linalg.generic that reads that input only at the
+/// element it writes (the same indexing map), and nothing else reads it.
+SmallVector<int64_t> inPlaceCandidates(kiln::KernelOp kernel) {
+  SmallVector<int64_t> partners(kernel.getNumResults(), -1);
+  Block &body = kernel.getBody().front();
+  linalg::GenericOp generic;
+  for (Operation &op : body.without_terminator()) {
+    if (isa<tensor::EmptyOp, arith::ConstantOp>(op))
+      continue;
+    if (generic || !isa<linalg::GenericOp>(op))
+      return partners;
+    generic = cast<linalg::GenericOp>(op);
+  }
+  if (!generic || generic.getNumReductionLoops() != 0)
+    return partners;
+  auto yield = cast<kiln::YieldOp>(body.getTerminator());
+  for (auto [k, v] : llvm::enumerate(yield.getValues())) {
+    auto r = dyn_cast<OpResult>(v);
+    if (!r || r.getOwner() != generic || llvm::count(yield.getValues(), v) != 1)
+      continue;
+    AffineMap outMap = generic.getIndexingMapMatchingResult(r);
+    for (OpOperand *in : generic.getDpsInputOperands()) {
+      auto arg = dyn_cast<BlockArgument>(in->get());
+      if (!arg || arg.getOwner() != &body || !arg.hasOneUse() ||
+          generic.getMatchingIndexingMap(in) != outMap || arg.getType() != v.getType() ||
+          llvm::is_contained(partners, static_cast<int64_t>(arg.getArgNumber())))
+        continue;
+      partners[k] = arg.getArgNumber();
+      break;
+    }
+  }
+  return partners;
 }
 
 func::FuncOp outline(OpBuilder &b, kiln::KernelOp kernel) {
@@ -169,8 +222,12 @@ struct BuildPlanPass : kiln::impl::BuildPlanBase<BuildPlanPass> {
         buffers.map(r, buffer);
         operands.push_back(buffer);
       }
-      pb.create<kiln::LaunchOp>(kernel.getLoc(), kernel.getName(), operands,
-                                kernel.getInputs().size());
+      auto launch = pb.create<kiln::LaunchOp>(kernel.getLoc(), kernel.getName(), operands,
+                                              kernel.getInputs().size());
+      launch.setFlops(estimateFlops(kernel));
+      SmallVector<int64_t> inPlace = inPlaceCandidates(kernel);
+      if (llvm::any_of(inPlace, [](int64_t i) { return i >= 0; }))
+        launch.setInPlace(inPlace);
     }
     // Outputs that are graph inputs, weights or repeated results are copies.
     for (auto [j, v] : llvm::enumerate(returnOp.getOperands())) {

@@ -1,8 +1,8 @@
 //===- CudaRuntime.cpp - The CUDA driver, loaded at run time --------------===//
 //
 // This file implements the CUDA runtime of generated cuda models (CudaRuntime.h):
-// the driver loaded with dlopen, and CudaModel (module, arena, weights, streams,
-// events, graph capture).
+// the driver loaded with dlopen, CudaModel (module, weights) and CudaContext
+// (arena, staging buffers, streams, events, graph capture).
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/runtime/CudaRuntime.h"
@@ -99,14 +99,15 @@ const CudaDriver *loadCudaDriver(std::string &error) {
   return &loaded.driver;
 }
 
-Status CudaModel::check(CUresult r, const char *what) {
+Status CudaModel::check(CUresult r, const char *what) const {
   if (r == 0)
     return Status::ok();
   const char *text = nullptr;
   if (d_->cuGetErrorString(r, &text) != 0 || !text)
     text = "unknown error";
   return Status::error(std::string(what) + " failed: " + text + " (CUresult " +
-                       std::to_string(r) + ")");
+                           std::to_string(r) + ")",
+                       r == 2 ? KILN_ERROR_MEMORY : KILN_ERROR_DEVICE);
 }
 
 #define KILN_CU(call, what)                                                            \
@@ -116,32 +117,51 @@ Status CudaModel::check(CUresult r, const char *what) {
       return s_;                                                                       \
   } while (0)
 
-Status CudaModel::init(const Config &config, const void *weights, uint64_t weightBytes) {
+Status CudaModel::init(const char *ptx, const char *const *functions, int numFunctions,
+                       const void *weights, uint64_t weightBytes) {
   std::string error;
   d_ = loadCudaDriver(error);
   if (!d_)
-    return Status::error(error);
-  config_ = config;
+    return Status::error(error, KILN_ERROR_DEVICE);
   CUdevice device = 0;
   KILN_CU(d_->cuDeviceGet(&device, 0), "cuDeviceGet");
   KILN_CU(d_->cuDevicePrimaryCtxRetain(&context_, device), "cuDevicePrimaryCtxRetain");
   KILN_CU(d_->cuCtxSetCurrent(context_), "cuCtxSetCurrent");
-  KILN_CU(d_->cuModuleLoadData(&module_, config.ptx), "loading the model's PTX");
-  functions_.resize(config.numFunctions);
-  for (int i = 0; i < config.numFunctions; ++i) {
-    Status s = check(d_->cuModuleGetFunction(&functions_[i], module_, config.functions[i]),
+  KILN_CU(d_->cuModuleLoadData(&module_, ptx), "loading the model's PTX");
+  names_ = functions;
+  functions_.resize(numFunctions);
+  for (int i = 0; i < numFunctions; ++i) {
+    Status s = check(d_->cuModuleGetFunction(&functions_[i], module_, functions[i]),
                      "cuModuleGetFunction");
     if (!s)
-      return Status::error(s.message() + " for kernel " + config.functions[i]);
+      return Status::error(s.message() + " for kernel " + functions[i], s.code());
   }
+  KILN_CU(d_->cuMemAlloc(&weights_, weightBytes ? weightBytes : 1), "cuMemAlloc");
+  if (weightBytes)
+    KILN_CU(d_->cuMemcpyHtoD(weights_, weights, weightBytes), "uploading the weights");
+  return Status::ok();
+}
+
+CudaModel::~CudaModel() {
+  if (!d_)
+    return;
+  if (weights_)
+    d_->cuMemFree(weights_);
+  if (module_)
+    d_->cuModuleUnload(module_);
+}
+
+Status CudaContext::init(const CudaModel &model, const Config &config) {
+  model_ = &model;
+  d_ = &model.driver();
+  config_ = config;
+  Status current = makeCurrent();
+  if (!current)
+    return current;
   auto alloc = [&](CUdeviceptr &p, uint64_t bytes) {
     return check(d_->cuMemAlloc(&p, bytes ? bytes : 1), "cuMemAlloc");
   };
   Status s = alloc(arena_, config.arenaBytes);
-  if (s)
-    s = alloc(weights_, weightBytes);
-  if (s && config.scratchBytes)
-    s = alloc(scratch_, config.scratchBytes);
   inputs_.assign(config.inputBytes.size(), 0);
   outputs_.assign(config.outputBytes.size(), 0);
   for (size_t i = 0; s && i < inputs_.size(); ++i)
@@ -150,35 +170,32 @@ Status CudaModel::init(const Config &config, const void *weights, uint64_t weigh
     s = alloc(outputs_[i], config.outputBytes[i]);
   if (!s)
     return s;
-  if (weightBytes)
-    KILN_CU(d_->cuMemcpyHtoD(weights_, weights, weightBytes), "uploading the weights");
   streams_.assign(config.numStreams, nullptr);
   for (CUstream &st : streams_)
     KILN_CU(d_->cuStreamCreate(&st, kStreamNonBlocking), "cuStreamCreate");
-  events_.assign(config.numStreams + 1, nullptr);
+  // The plan's events, then one for the caller's stream.
+  events_.assign(config.numEvents + 1, nullptr);
   for (CUevent &e : events_)
     KILN_CU(d_->cuEventCreate(&e, kEventDisableTiming), "cuEventCreate");
   return Status::ok();
 }
 
-Status CudaModel::begin(CUstream caller) {
-  CUevent start = events_.back();
+Status CudaContext::makeCurrent() {
+  KILN_CU(d_->cuCtxSetCurrent(model_->context()), "cuCtxSetCurrent");
+  return Status::ok();
+}
+
+Status CudaContext::begin(CUstream caller) {
+  // The plan forks its other streams from stream 0 with its own events.
   if (caller) {
+    CUevent start = events_.back();
     KILN_CU(d_->cuEventRecord(start, caller), "cuEventRecord");
-    for (CUstream st : streams_)
-      KILN_CU(d_->cuStreamWaitEvent(st, start, 0), "cuStreamWaitEvent");
-    return Status::ok();
-  }
-  // Streams other than 0 fork from stream 0.
-  if (streams_.size() > 1) {
-    KILN_CU(d_->cuEventRecord(start, streams_[0]), "cuEventRecord");
-    for (size_t i = 1; i < streams_.size(); ++i)
-      KILN_CU(d_->cuStreamWaitEvent(streams_[i], start, 0), "cuStreamWaitEvent");
+    KILN_CU(d_->cuStreamWaitEvent(streams_[0], start, 0), "cuStreamWaitEvent");
   }
   return Status::ok();
 }
 
-Status CudaModel::launch(const Launch &l, std::initializer_list<CUdeviceptr> args) {
+Status CudaContext::launch(const Launch &l, std::initializer_list<CUdeviceptr> args) {
   // cuLaunchKernel takes one pointer per parameter, each to the parameter's value.
   CUdeviceptr values[64];
   void *params[64];
@@ -190,35 +207,39 @@ Status CudaModel::launch(const Launch &l, std::initializer_list<CUdeviceptr> arg
     params[n] = &values[n];
     ++n;
   }
-  KILN_CU(d_->cuLaunchKernel(functions_[l.function], l.grid[0], l.grid[1], l.grid[2],
+  KILN_CU(d_->cuLaunchKernel(model_->function(l.function), l.grid[0], l.grid[1], l.grid[2],
                              l.block[0], l.block[1], l.block[2], 0, streams_[l.stream],
                              params, nullptr),
-          config_.functions[l.function]);
+          model_->functionName(l.function));
   return Status::ok();
 }
 
-Status CudaModel::copy(CUdeviceptr to, CUdeviceptr from, uint64_t bytes, int stream) {
+Status CudaContext::copy(CUdeviceptr to, CUdeviceptr from, uint64_t bytes, int stream) {
   KILN_CU(d_->cuMemcpyDtoDAsync(to, from, bytes, streams_[stream]), "cuMemcpyDtoDAsync");
   return Status::ok();
 }
 
-Status CudaModel::crossStream(int producer, int waiter) {
-  KILN_CU(d_->cuEventRecord(events_[producer], streams_[producer]), "cuEventRecord");
-  KILN_CU(d_->cuStreamWaitEvent(streams_[waiter], events_[producer], 0),
-          "cuStreamWaitEvent");
+Status CudaContext::record(int event, int stream) {
+  KILN_CU(d_->cuEventRecord(events_[event], streams_[stream]), "cuEventRecord");
   return Status::ok();
 }
 
-Status CudaModel::end(CUstream caller) {
-  CUstream joined = caller ? caller : streams_[0];
-  for (size_t i = caller ? 0 : 1; i < streams_.size(); ++i) {
-    KILN_CU(d_->cuEventRecord(events_[i], streams_[i]), "cuEventRecord");
-    KILN_CU(d_->cuStreamWaitEvent(joined, events_[i], 0), "cuStreamWaitEvent");
+Status CudaContext::wait(int event, int stream) {
+  KILN_CU(d_->cuStreamWaitEvent(streams_[stream], events_[event], 0), "cuStreamWaitEvent");
+  return Status::ok();
+}
+
+Status CudaContext::end(CUstream caller) {
+  // The plan joins its streams into stream 0.
+  if (caller) {
+    CUevent done = events_.back();
+    KILN_CU(d_->cuEventRecord(done, streams_[0]), "cuEventRecord");
+    KILN_CU(d_->cuStreamWaitEvent(caller, done, 0), "cuStreamWaitEvent");
   }
   return Status::ok();
 }
 
-Status CudaModel::beginCapture() {
+Status CudaContext::beginCapture() {
   if (graphExec_) {
     d_->cuGraphExecDestroy(graphExec_);
     graphExec_ = nullptr;
@@ -228,7 +249,7 @@ Status CudaModel::beginCapture() {
   return begin(nullptr);
 }
 
-Status CudaModel::endCapture(const Status &body) {
+Status CudaContext::endCapture(const Status &body) {
   Status joined = body ? end(nullptr) : body;
   CUgraph graph = nullptr;
   Status s = check(d_->cuStreamEndCapture(streams_[0], &graph), "cuStreamEndCapture");
@@ -241,31 +262,31 @@ Status CudaModel::endCapture(const Status &body) {
   return s;
 }
 
-Status CudaModel::replay(CUstream caller) {
+Status CudaContext::replay(CUstream caller) {
   KILN_CU(d_->cuGraphLaunch(graphExec_, caller ? caller : streams_[0]), "cuGraphLaunch");
   return Status::ok();
 }
 
-Status CudaModel::upload(int input, const void *host) {
+Status CudaContext::upload(int input, const void *host) {
   KILN_CU(d_->cuMemcpyHtoDAsync(inputs_[input], host, config_.inputBytes[input],
                                 streams_[0]),
           "copying an input to the GPU");
   return Status::ok();
 }
 
-Status CudaModel::download(int output, void *host) {
+Status CudaContext::download(int output, void *host) {
   KILN_CU(d_->cuMemcpyDtoHAsync(host, outputs_[output], config_.outputBytes[output],
                                 streams_[0]),
           "copying an output from the GPU");
   return Status::ok();
 }
 
-Status CudaModel::synchronize() {
+Status CudaContext::synchronize() {
   KILN_CU(d_->cuStreamSynchronize(streams_[0]), "cuStreamSynchronize");
   return Status::ok();
 }
 
-void CudaModel::release() {
+void CudaContext::release() {
   if (!d_)
     return;
   if (graphExec_)
@@ -282,12 +303,9 @@ void CudaModel::release() {
   };
   std::for_each(inputs_.begin(), inputs_.end(), free);
   std::for_each(outputs_.begin(), outputs_.end(), free);
-  for (CUdeviceptr p : {arena_, weights_, scratch_})
-    free(p);
-  if (module_)
-    d_->cuModuleUnload(module_);
+  free(arena_);
 }
 
-CudaModel::~CudaModel() { release(); }
+CudaContext::~CudaContext() { release(); }
 
 } // namespace kiln::rt

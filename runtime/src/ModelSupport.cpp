@@ -19,7 +19,7 @@ Status AlignedBuffer::allocate(size_t bytes) {
   size_t rounded = (bytes + 63) / 64 * 64;
   void *p = std::aligned_alloc(64, rounded ? rounded : 64);
   if (!p)
-    return Status::error("cannot allocate " + std::to_string(bytes) + " bytes");
+    return Status::error("cannot allocate " + std::to_string(bytes) + " bytes", KILN_ERROR_MEMORY);
   std::memset(p, 0, rounded ? rounded : 64);
   data.reset(static_cast<char *>(p));
   size = bytes;
@@ -27,21 +27,25 @@ Status AlignedBuffer::allocate(size_t bytes) {
 }
 
 /// Checks a weights header against the model; the payload's checksum in `checksum`.
+static Status loadError(std::string message) {
+  return Status::error(std::move(message), KILN_ERROR_LOAD);
+}
+
 static Status checkWeightsHeader(const char *header, const std::string &what,
                                  uint64_t expectedBytes, uint64_t &checksum) {
   WeightsHeader decoded;
   if (!decodeWeightsHeader(header, decoded)) {
     int version = weightsFormatVersion(header);
     if (version >= 0)
-      return Status::error(what + ": written by another Kiln version (weights format " +
+      return loadError(what + ": written by another Kiln version (weights format " +
                            std::to_string(version) + "; this runtime reads " +
                            kWeightsMagic[7] + ")");
-    return Status::error(what + ": not a Kiln weights file");
+    return loadError(what + ": not a Kiln weights file");
   }
   uint64_t bytes = decoded.payloadBytes;
   checksum = decoded.checksum;
   if (bytes != expectedBytes)
-    return Status::error(what + ": holds " + std::to_string(bytes) +
+    return loadError(what + ": holds " + std::to_string(bytes) +
                          " bytes of weights, the model needs " +
                          std::to_string(expectedBytes) + " (from another model?)");
   return Status::ok();
@@ -50,7 +54,7 @@ static Status checkWeightsHeader(const char *header, const std::string &what,
 static Status checkWeightsPayload(const AlignedBuffer &out, uint64_t bytes, uint64_t checksum,
                                   uint64_t expectedChecksum, const std::string &what) {
   if (checksum != expectedChecksum || weightsChecksum(out.data.get(), bytes) != checksum)
-    return Status::error(what + ": weights checksum mismatch (corrupt or from another model)");
+    return loadError(what + ": weights checksum mismatch (corrupt or from another model)");
   return Status::ok();
 }
 
@@ -61,19 +65,19 @@ Status loadWeights(const std::string &path, uint64_t expectedBytes,
   if (expectedBytes == 0)
     return Status::ok();
   if (path.empty())
-    return Status::error("no weights file given (a model compiled with --embed-weights "
+    return loadError("no weights file given (a model compiled with --embed-weights "
                          "needs none)");
   std::ifstream in(path, std::ios::binary);
   if (!in)
-    return Status::error(path + ": cannot open the weights file");
+    return loadError(path + ": cannot open the weights file");
   char header[kWeightsHeaderBytes];
   if (!in.read(header, sizeof header))
-    return Status::error(path + ": not a Kiln weights file");
+    return loadError(path + ": not a Kiln weights file");
   uint64_t checksum;
   if (Status s = checkWeightsHeader(header, path, expectedBytes, checksum); !s)
     return s;
   if (!in.read(out.data.get(), static_cast<std::streamsize>(expectedBytes)))
-    return Status::error(path + ": truncated weights file");
+    return loadError(path + ": truncated weights file");
   return checkWeightsPayload(out, expectedBytes, checksum, expectedChecksum, path);
 }
 
@@ -85,11 +89,11 @@ Status loadWeightsImage(const char *image, uint64_t size, const std::string &wha
     return Status::ok();
   uint64_t checksum;
   if (size < kWeightsHeaderBytes)
-    return Status::error(what + ": not a Kiln weights file");
+    return loadError(what + ": not a Kiln weights file");
   if (Status s = checkWeightsHeader(image, what, expectedBytes, checksum); !s)
     return s;
   if (size - kWeightsHeaderBytes < expectedBytes)
-    return Status::error(what + ": truncated weights image");
+    return loadError(what + ": truncated weights image");
   std::memcpy(out.data.get(), image + kWeightsHeaderBytes, expectedBytes);
   return checkWeightsPayload(out, expectedBytes, checksum, expectedChecksum, what);
 }
@@ -101,35 +105,43 @@ static std::string shapeText(int32_t rank, const int64_t *shape) {
   return s + "]";
 }
 
+Status checkTensor(const std::string &label, const kiln_tensor &t,
+                   const kiln_tensor_info &e) {
+  if (t.dtype != e.dtype)
+    return Status::error(label + " has dtype " + dtypeName(static_cast<DType>(t.dtype)) +
+                             ", expected " + dtypeName(static_cast<DType>(e.dtype)),
+                         KILN_ERROR_MISMATCH);
+  bool same = t.rank == e.rank && (t.rank == 0 || t.shape);
+  for (int32_t d = 0; same && d < t.rank; ++d)
+    same = t.shape[d] == e.shape[d];
+  if (!same)
+    return Status::error(label + " has shape " +
+                             (t.shape || t.rank == 0 ? shapeText(t.rank, t.shape) : "(null)") +
+                             ", expected " + shapeText(e.rank, e.shape),
+                         KILN_ERROR_MISMATCH);
+  if (!t.data) {
+    int64_t n = 1;
+    for (int32_t d = 0; d < e.rank; ++d)
+      n *= e.shape[d];
+    if (n != 0)
+      return Status::error(label + " has no data", KILN_ERROR_ARGUMENT);
+  }
+  return Status::ok();
+}
+
 Status checkTensors(const char *what, const kiln_tensor *given, int32_t count,
                     const kiln_tensor_info *expected, int32_t expectedCount) {
   if (count != expectedCount)
-    return Status::error(std::string("expected ") + std::to_string(expectedCount) +
-                         " " + what + "s, got " + std::to_string(count));
+    return Status::error(std::string("expected ") + std::to_string(expectedCount) + " " +
+                             what + "s, got " + std::to_string(count),
+                         KILN_ERROR_MISMATCH);
   if (count > 0 && !given)
-    return Status::error(std::string(what) + "s are null");
+    return Status::error(std::string(what) + "s are null", KILN_ERROR_ARGUMENT);
   for (int32_t i = 0; i < count; ++i) {
-    const kiln_tensor &t = given[i];
-    const kiln_tensor_info &e = expected[i];
-    std::string label = std::string(what) + " '" + e.name + "'";
-    if (t.dtype != e.dtype)
-      return Status::error(label + " has dtype " +
-                           dtypeName(static_cast<DType>(t.dtype)) + ", expected " +
-                           dtypeName(static_cast<DType>(e.dtype)));
-    bool same = t.rank == e.rank && (t.rank == 0 || t.shape);
-    for (int32_t d = 0; same && d < t.rank; ++d)
-      same = t.shape[d] == e.shape[d];
-    if (!same)
-      return Status::error(label + " has shape " +
-                           (t.shape || t.rank == 0 ? shapeText(t.rank, t.shape) : "(null)") +
-                           ", expected " + shapeText(e.rank, e.shape));
-    if (!t.data) {
-      int64_t n = 1;
-      for (int32_t d = 0; d < e.rank; ++d)
-        n *= e.shape[d];
-      if (n != 0)
-        return Status::error(label + " has no data");
-    }
+    Status s = checkTensor(std::string(what) + " '" + expected[i].name + "'", given[i],
+                           expected[i]);
+    if (!s)
+      return s;
   }
   return Status::ok();
 }

@@ -22,8 +22,32 @@
 #include <string>
 #include <vector>
 
+// Under ThreadSanitizer (-DKILN_SANITIZE=thread) each fiber is announced as one,
+// and every switch synchronizes, so TSan follows the stacks and sees no race
+// between the threads of a block (they never run at once).
+#if defined(__SANITIZE_THREAD__)
+extern "C" {
+void *__tsan_get_current_fiber(void);
+void *__tsan_create_fiber(unsigned flags);
+void __tsan_destroy_fiber(void *fiber);
+void __tsan_switch_to_fiber(void *fiber, unsigned flags);
+}
+#define KILN_TSAN_FIBERS 1
+#else
+#define KILN_TSAN_FIBERS 0
+#endif
+
 namespace kiln::rt {
 namespace {
+
+/// Tells ThreadSanitizer that execution moves to `fiber` (nothing without it).
+inline void announceSwitch(void *fiber) {
+#if KILN_TSAN_FIBERS
+  __tsan_switch_to_fiber(fiber, 0);
+#else
+  (void)fiber;
+#endif
+}
 
 constexpr size_t kStackBytes = 128 * 1024;
 constexpr int64_t kWarp = 32;
@@ -37,6 +61,7 @@ struct Fiber {
   State state = Ready;
   int64_t tid[3] = {0, 0, 0};
   int32_t value = 0, offset = 0, width = 0, mode = 0, result = 0, valid = 0;
+  void *tsanFiber = nullptr; // ThreadSanitizer's fiber for it, when built with TSan
 };
 
 struct Launch {
@@ -47,6 +72,7 @@ struct Launch {
   jmp_buf scheduler;
   bool synchronizes = true;
   std::string error; // a barrier or shuffle in a kernel declared without
+  void *tsanScheduler = nullptr; // the scheduler's own ThreadSanitizer fiber
 };
 
 /// The launch this host thread is simulating (models may run on several threads).
@@ -56,6 +82,7 @@ void fiberMain() {
   Launch &l = *tLaunch;
   (*l.kernel)();
   l.current->state = Fiber::Done;
+  announceSwitch(l.tsanScheduler);
   _longjmp(l.scheduler, 1);
 }
 
@@ -68,8 +95,10 @@ void yieldAs(Fiber::State state) {
   }
   Fiber &f = *l.current;
   f.state = state;
-  if (_setjmp(f.resume) == 0)
+  if (_setjmp(f.resume) == 0) {
+    announceSwitch(l.tsanScheduler);
     _longjmp(l.scheduler, 1);
+  }
 }
 
 /// Runs `f` until it returns or yields.
@@ -77,6 +106,7 @@ void resume(Launch &l, Fiber &f) {
   l.current = &f;
   if (_setjmp(l.scheduler) != 0)
     return;
+  announceSwitch(f.tsanFiber);
   if (!f.started) {
     f.started = true;
     setcontext(&f.context);
@@ -189,8 +219,15 @@ Status simLaunch(const char *name, SimDim3 grid, SimDim3 block, bool synchronize
     return Status::error(std::string(name) + ": invalid launch geometry");
   l.fibers.resize(static_cast<size_t>(threads));
   if (synchronizes)
-    for (Fiber &f : l.fibers)
+    for (Fiber &f : l.fibers) {
       f.stack.reset(new char[kStackBytes]);
+#if KILN_TSAN_FIBERS
+      f.tsanFiber = __tsan_create_fiber(0);
+#endif
+    }
+#if KILN_TSAN_FIBERS
+  l.tsanScheduler = __tsan_get_current_fiber();
+#endif
   Launch *outer = tLaunch;
   tLaunch = &l;
   std::string error;
@@ -204,6 +241,11 @@ Status simLaunch(const char *name, SimDim3 grid, SimDim3 block, bool synchronize
                   std::to_string(y) + ", " + std::to_string(z) + "): " + error;
       }
   tLaunch = outer;
+#if KILN_TSAN_FIBERS
+  for (Fiber &f : l.fibers)
+    if (f.tsanFiber)
+      __tsan_destroy_fiber(f.tsanFiber);
+#endif
   return error.empty() ? Status::ok() : Status::error(error);
 }
 

@@ -1,4 +1,4 @@
-//===- CudaRuntimeTest.cpp - CudaModel against the mock driver ------------===//
+//===- CudaRuntimeTest.cpp - CudaModel/CudaContext on the mock driver -----===//
 //
 // Runs kiln_runtime's CUDA half on libkiln_mock_cuda.so (MockCudaDriver.cpp), which
 // checks every call: launches against the PTX's entries, pointers against live
@@ -53,13 +53,11 @@ std::string mockTrace() {
   return trace();
 }
 
-CudaModel::Config config(bool graph) {
-  CudaModel::Config c;
-  c.ptx = kPtx;
-  c.functions = kNames;
-  c.numFunctions = 2;
+CudaContext::Config config(bool graph) {
+  CudaContext::Config c;
   c.arenaBytes = 1024;
   c.numStreams = 2;
+  c.numEvents = 3;
   c.useGraph = graph;
   c.inputBytes = {16};
   c.outputBytes = {16};
@@ -75,21 +73,29 @@ struct UseMock {
 TEST_CASE("CudaModel orders streams with events and stays inside its buffers",
           "[cuda]") {
   UseMock mock;
-  CudaModel m;
+  CudaModel model;
   float weights[16] = {1, 2, 3};
-  Status s = m.init(config(false), weights, sizeof weights);
+  Status s = model.init(kPtx, kNames, 2, weights, sizeof weights);
+  INFO(s.message());
+  REQUIRE(s);
+  CudaContext m;
+  s = m.init(model, config(false));
   INFO(s.message());
   REQUIRE(s);
   size_t before = mockTrace().size();
+  // What the generated code issues for a plan with a fork, a dependency and a join.
   REQUIRE(m.begin(nullptr));
+  REQUIRE(m.record(0, 0));
+  REQUIRE(m.wait(0, 1));
   REQUIRE(m.launch({0, {4, 1, 1}, {128, 1, 1}, 0}, {m.arena(), m.arena() + 512}));
-  REQUIRE(m.crossStream(0, 1));
+  REQUIRE(m.record(1, 0));
+  REQUIRE(m.wait(1, 1));
   REQUIRE(m.launch({1, {1, 1, 1}, {64, 1, 1}, 1},
                    {m.arena() + 512, m.weights(), m.stagedOutput(0)}));
+  REQUIRE(m.record(2, 1));
+  REQUIRE(m.wait(2, 0));
   REQUIRE(m.end(nullptr));
   std::string run = mockTrace().substr(before);
-  // Stream 1 forks from stream 0, waits for scale's stream before add, and stream
-  // 0 joins it at the end.
   size_t fork = run.find("wait "), scale = run.find("launch scale"),
          cross = run.find("wait ", scale), add = run.find("launch add"),
          join = run.find("wait ", add);
@@ -98,12 +104,20 @@ TEST_CASE("CudaModel orders streams with events and stays inside its buffers",
   CHECK(cross < add);
   CHECK(join != std::string::npos);
   CHECK(run.find("ERROR") == std::string::npos);
+  // A wait for an event the plan never recorded is the driver's error, reported.
+  CudaContext fresh;
+  REQUIRE(fresh.init(model, config(false)));
+  Status unrecorded = fresh.wait(2, 1);
+  REQUIRE_FALSE(unrecorded);
+  CHECK(unrecorded.message().find("cuStreamWaitEvent") != std::string::npos);
 }
 
 TEST_CASE("CudaModel reports what the driver refuses", "[cuda]") {
   UseMock mock;
-  CudaModel m;
-  REQUIRE(m.init(config(false), nullptr, 0));
+  CudaModel model;
+  REQUIRE(model.init(kPtx, kNames, 2, nullptr, 0));
+  CudaContext m;
+  REQUIRE(m.init(model, config(false)));
   Status outside = m.launch({0, {1, 1, 1}, {32, 1, 1}, 0}, {m.arena(), m.arena() + 4096});
   REQUIRE_FALSE(outside);
   CHECK(outside.message().find("scale") != std::string::npos);
@@ -115,8 +129,10 @@ TEST_CASE("CudaModel reports what the driver refuses", "[cuda]") {
 
 TEST_CASE("CudaModel captures a run once and replays it", "[cuda]") {
   UseMock mock;
-  CudaModel m;
-  REQUIRE(m.init(config(true), nullptr, 0));
+  CudaModel model;
+  REQUIRE(model.init(kPtx, kNames, 2, nullptr, 0));
+  CudaContext m;
+  REQUIRE(m.init(model, config(true)));
   size_t before = mockTrace().size();
   auto body = [&] {
     return m.launch({0, {1, 1, 1}, {128, 1, 1}, 0}, {m.arena(), m.stagedInput(0)});
@@ -139,4 +155,25 @@ TEST_CASE("CudaModel captures a run once and replays it", "[cuda]") {
   REQUIRE(m.run(nullptr, bindings, body));
   run = mockTrace().substr(before);
   CHECK(count("capture-begin") == 2);
+}
+
+TEST_CASE("Contexts of one model share its weights and own their arenas", "[cuda]") {
+  UseMock mock;
+  CudaModel model;
+  float weights[16] = {1};
+  REQUIRE(model.init(kPtx, kNames, 2, weights, sizeof weights));
+  CudaContext a, b;
+  REQUIRE(a.init(model, config(false)));
+  REQUIRE(b.init(model, config(false)));
+  CHECK(a.weights() == model.weights());
+  CHECK(b.weights() == model.weights());
+  CHECK(a.arena() != b.arena());
+  CHECK(a.stagedInput(0) != b.stagedInput(0));
+  // Each runs on its own streams with its own events.
+  for (CudaContext *c : {&a, &b}) {
+    REQUIRE(c->begin(nullptr));
+    REQUIRE(c->launch({0, {1, 1, 1}, {128, 1, 1}, 0}, {c->arena(), c->weights()}));
+    REQUIRE(c->end(nullptr));
+    REQUIRE(c->synchronize());
+  }
 }

@@ -22,6 +22,7 @@
 #include <fstream>
 #include <map>
 #include <random>
+#include <thread>
 
 namespace kiln {
 namespace {
@@ -31,9 +32,10 @@ int fail(const std::string &message) {
   return 1;
 }
 
-/// The C ABI of one loaded libmodel.so.
+/// The C ABI of one loaded libmodel.so, and its model.
 struct ModelLibrary {
   void *handle = nullptr;
+  decltype(&kiln_abi_version) abiVersion = nullptr;
   decltype(&kiln_model_create) create = nullptr;
   decltype(&kiln_model_destroy) destroy = nullptr;
   decltype(&kiln_model_error) error = nullptr;
@@ -41,7 +43,13 @@ struct ModelLibrary {
   decltype(&kiln_model_num_outputs) numOutputs = nullptr;
   decltype(&kiln_model_input_info) inputInfo = nullptr;
   decltype(&kiln_model_output_info) outputInfo = nullptr;
-  decltype(&kiln_model_run) run = nullptr;
+  decltype(&kiln_context_create) createContext = nullptr;
+  decltype(&kiln_context_destroy) destroyContext = nullptr;
+  decltype(&kiln_context_error) contextError = nullptr;
+  decltype(&kiln_context_set_input) setInput = nullptr;
+  decltype(&kiln_context_set_output) setOutput = nullptr;
+  decltype(&kiln_context_execute) execute = nullptr;
+  decltype(&kiln_context_run) run = nullptr;
   kiln_model *model = nullptr;
 
   ~ModelLibrary() {
@@ -64,15 +72,30 @@ struct ModelLibrary {
     }
     auto sym = [&](auto &fn, const char *name) {
       fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(handle, name));
-      if (!fn)
-        err = lib + " does not export " + name;
+      if (!fn && err.empty())
+        err = lib + " does not export " + name +
+              " (built by another Kiln version? recompile it)";
       return fn != nullptr;
     };
-    if (!sym(create, "kiln_model_create") || !sym(destroy, "kiln_model_destroy") ||
-        !sym(error, "kiln_model_error") || !sym(numInputs, "kiln_model_num_inputs") ||
-        !sym(numOutputs, "kiln_model_num_outputs") ||
-        !sym(inputInfo, "kiln_model_input_info") ||
-        !sym(outputInfo, "kiln_model_output_info") || !sym(run, "kiln_model_run"))
+    if (!sym(abiVersion, "kiln_abi_version"))
+      return false;
+    if (abiVersion() != KILN_ABI_VERSION) {
+      err = lib + " has C ABI version " + std::to_string(abiVersion()) + ", this kiln " +
+            std::to_string(KILN_ABI_VERSION) + " (recompile it)";
+      return false;
+    }
+    bool all = sym(create, "kiln_model_create") & sym(destroy, "kiln_model_destroy") &
+               sym(error, "kiln_model_error") & sym(numInputs, "kiln_model_num_inputs") &
+               sym(numOutputs, "kiln_model_num_outputs") &
+               sym(inputInfo, "kiln_model_input_info") &
+               sym(outputInfo, "kiln_model_output_info") &
+               sym(createContext, "kiln_context_create") &
+               sym(destroyContext, "kiln_context_destroy") &
+               sym(contextError, "kiln_context_error") &
+               sym(setInput, "kiln_context_set_input") &
+               sym(setOutput, "kiln_context_set_output") &
+               sym(execute, "kiln_context_execute") & sym(run, "kiln_context_run");
+    if (!all)
       return false;
     // Without model.weights, a model compiled with --embed-weights uses its own.
     std::string weights = dir + "/model.weights";
@@ -87,6 +110,22 @@ struct ModelLibrary {
       return false;
     }
     return true;
+  }
+};
+
+/// One context of a library's model, destroyed with it.
+struct ContextHandle {
+  const ModelLibrary &lib;
+  kiln_context *context;
+  explicit ContextHandle(const ModelLibrary &lib)
+      : lib(lib), context(lib.createContext(lib.model)) {}
+  ~ContextHandle() {
+    if (context)
+      lib.destroyContext(context);
+  }
+  std::string error() const {
+    const char *e = context ? lib.contextError(context) : "out of memory";
+    return e ? e : "run failed";
   }
 };
 
@@ -232,8 +271,65 @@ int runModel(const RunOptions &options) {
     outputs[i] = {outInfo[i].dtype, outInfo[i].rank, outInfo[i].shape,
                   results[i].data.data()};
   }
-  if (lib.run(lib.model, inputs.data(), numInputs, outputs.data(), numOutputs) != 0)
-    return fail(lib.error(lib.model) ? lib.error(lib.model) : "run failed");
+  // Bound by name, as an application would.
+  ContextHandle ctx(lib);
+  if (!ctx.context || lib.contextError(ctx.context))
+    return fail(ctx.error());
+  for (int32_t i = 0; i < numInputs; ++i)
+    if (lib.setInput(ctx.context, inInfo[i].name, &inputs[i]) != KILN_OK)
+      return fail(ctx.error());
+  for (int32_t i = 0; i < numOutputs; ++i)
+    if (lib.setOutput(ctx.context, outInfo[i].name, &outputs[i]) != KILN_OK)
+      return fail(ctx.error());
+  if (lib.execute(ctx.context) != KILN_OK)
+    return fail(ctx.error());
+  // --repeat/--threads: every later run, in this context or in one of its own on
+  // each thread, must give the same bytes (a race between streams or between
+  // contexts shows up here).
+  std::vector<std::vector<char>> first;
+  for (const kiln::rt::HostTensor &r : results)
+    first.push_back(r.data);
+  auto repeatRuns = [&](kiln_context *context, int runs, std::string &problem) {
+    std::vector<std::vector<char>> mine = first;
+    std::vector<kiln_tensor> outs = outputs;
+    for (int32_t i = 0; i < numOutputs; ++i)
+      outs[i].data = mine[i].data();
+    for (int run = 0; run < runs && problem.empty(); ++run) {
+      if (lib.run(context, inputs.data(), numInputs, outs.data(), numOutputs) != KILN_OK) {
+        const char *e = lib.contextError(context);
+        problem = e ? e : "run failed";
+        return;
+      }
+      for (int32_t i = 0; i < numOutputs && problem.empty(); ++i)
+        if (mine[i] != first[i])
+          problem = "run " + std::to_string(run + 2) + ": output '" + outInfo[i].name +
+                    "' differs from the first run's";
+    }
+  };
+  if (options.threads <= 1) {
+    std::string problem;
+    repeatRuns(ctx.context, options.repeat - 1, problem);
+    if (!problem.empty())
+      return fail(problem);
+  } else {
+    std::vector<std::unique_ptr<ContextHandle>> contexts;
+    for (int t = 0; t < options.threads; ++t) {
+      contexts.push_back(std::make_unique<ContextHandle>(lib));
+      if (!contexts.back()->context || lib.contextError(contexts.back()->context))
+        return fail(contexts.back()->error());
+    }
+    std::vector<std::string> problems(static_cast<size_t>(options.threads));
+    std::vector<std::thread> threads;
+    for (int t = 0; t < options.threads; ++t)
+      threads.emplace_back([&, t] {
+        repeatRuns(contexts[t]->context, options.repeat, problems[t]);
+      });
+    for (std::thread &t : threads)
+      t.join();
+    for (int t = 0; t < options.threads; ++t)
+      if (!problems[t].empty())
+        return fail("thread " + std::to_string(t) + ": " + problems[t]);
+  }
 
   std::string dir = options.outputDir.empty() ? "." : options.outputDir;
   std::error_code ec;
@@ -253,50 +349,89 @@ int benchModel(const BenchOptions &options) {
   std::string err;
   if (!lib.open(options.artifactDir, err))
     return fail(err);
+  if (options.threads < 1)
+    return fail("--threads must be at least 1");
   int32_t numInputs = lib.numInputs(lib.model), numOutputs = lib.numOutputs(lib.model);
-  std::vector<std::vector<char>> storage;
-  std::vector<kiln_tensor> inputs(numInputs), outputs(numOutputs);
-  std::mt19937 rng(0);
-  for (int32_t i = 0; i < numInputs + numOutputs; ++i) {
-    kiln_tensor_info info;
-    (i < numInputs ? lib.inputInfo(lib.model, i, &info)
-                   : lib.outputInfo(lib.model, i - numInputs, &info));
-    storage.emplace_back(bytesOf(info), 0);
-    // Floats get small random values; integer inputs (often indices) stay 0,
-    // which is valid for every model.
-    if (i < numInputs && info.dtype == KILN_F32) {
-      std::uniform_real_distribution<float> value(-1.0f, 1.0f);
-      auto *f = reinterpret_cast<float *>(storage.back().data());
-      for (size_t k = 0; k < storage.back().size() / sizeof(float); ++k)
-        f[k] = value(rng);
-    }
-    kiln_tensor t{info.dtype, info.rank, info.shape, storage.back().data()};
-    (i < numInputs ? inputs[i] : outputs[i - numInputs]) = t;
-  }
-  auto once = [&]() {
-    return lib.run(lib.model, inputs.data(), numInputs, outputs.data(), numOutputs);
+  // One context and one set of tensors per thread, inputs alike.
+  struct Worker {
+    std::unique_ptr<ContextHandle> ctx;
+    std::vector<std::vector<char>> storage;
+    std::vector<kiln_tensor> inputs, outputs;
+    std::vector<double> ms;
+    std::string error;
   };
-  for (int i = 0; i < options.warmup; ++i)
-    if (once() != 0)
-      return fail(lib.error(lib.model));
-  std::vector<double> ms;
+  std::vector<Worker> workers(static_cast<size_t>(options.threads));
+  for (Worker &w : workers) {
+    w.ctx = std::make_unique<ContextHandle>(lib);
+    if (!w.ctx->context || lib.contextError(w.ctx->context))
+      return fail(w.ctx->error());
+    w.inputs.resize(numInputs);
+    w.outputs.resize(numOutputs);
+    w.storage.reserve(static_cast<size_t>(numInputs + numOutputs));
+    std::mt19937 rng(0);
+    for (int32_t i = 0; i < numInputs + numOutputs; ++i) {
+      kiln_tensor_info info;
+      (i < numInputs ? lib.inputInfo(lib.model, i, &info)
+                     : lib.outputInfo(lib.model, i - numInputs, &info));
+      w.storage.emplace_back(bytesOf(info), 0);
+      // Floats get small random values; integer inputs (often indices) stay 0,
+      // which is valid for every model.
+      if (i < numInputs && info.dtype == KILN_F32) {
+        std::uniform_real_distribution<float> value(-1.0f, 1.0f);
+        auto *f = reinterpret_cast<float *>(w.storage.back().data());
+        for (size_t k = 0; k < w.storage.back().size() / sizeof(float); ++k)
+          f[k] = value(rng);
+      }
+      kiln_tensor t{info.dtype, info.rank, info.shape, w.storage.back().data()};
+      (i < numInputs ? w.inputs[i] : w.outputs[i - numInputs]) = t;
+    }
+  }
+  auto work = [&](Worker &w) {
+    auto once = [&] {
+      return lib.run(w.ctx->context, w.inputs.data(), numInputs, w.outputs.data(),
+                     numOutputs) == KILN_OK;
+    };
+    for (int i = 0; i < options.warmup; ++i)
+      if (!once()) {
+        w.error = w.ctx->error();
+        return;
+      }
+    for (int i = 0; i < options.iterations; ++i) {
+      auto t0 = std::chrono::steady_clock::now();
+      if (!once()) {
+        w.error = w.ctx->error();
+        return;
+      }
+      w.ms.push_back(std::chrono::duration<double, std::milli>(
+                         std::chrono::steady_clock::now() - t0).count());
+    }
+  };
   auto total0 = std::chrono::steady_clock::now();
-  for (int i = 0; i < options.iterations; ++i) {
-    auto t0 = std::chrono::steady_clock::now();
-    if (once() != 0)
-      return fail(lib.error(lib.model));
-    ms.push_back(std::chrono::duration<double, std::milli>(
-                     std::chrono::steady_clock::now() - t0).count());
+  if (workers.size() == 1) {
+    work(workers[0]);
+  } else {
+    std::vector<std::thread> threads;
+    for (Worker &w : workers)
+      threads.emplace_back(work, std::ref(w));
+    for (std::thread &t : threads)
+      t.join();
   }
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - total0).count();
+  std::vector<double> ms;
+  for (Worker &w : workers) {
+    if (!w.error.empty())
+      return fail(w.error);
+    ms.insert(ms.end(), w.ms.begin(), w.ms.end());
+  }
   std::sort(ms.begin(), ms.end());
   auto pct = [&](double p) {
     return ms[std::min(ms.size() - 1, static_cast<size_t>(p * ms.size()))];
   };
-  printf("iterations: %d (warmup %d)\n", options.iterations, options.warmup);
+  printf("iterations: %d (warmup %d) x %d thread%s, one context each\n", options.iterations,
+         options.warmup, options.threads, options.threads == 1 ? "" : "s");
   printf("latency ms: min %.4f  p50 %.4f  p90 %.4f  p99 %.4f  max %.4f\n", ms.front(),
          pct(0.5), pct(0.9), pct(0.99), ms.back());
-  printf("throughput: %.1f runs/s\n", options.iterations / seconds);
+  printf("throughput: %.1f runs/s\n", static_cast<double>(ms.size()) / seconds);
   return 0;
 }
 

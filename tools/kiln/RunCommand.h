@@ -11,12 +11,19 @@ struct RunOptions {
   std::string artifactDir;
   std::vector<std::string> inputs; // NAME=path or path (positional)
   std::string outputDir;
+  /// Runs this many times; every run's outputs must equal the first's, bitwise.
+  int repeat = 1;
+  /// With more than one: each thread runs `repeat` times in a context of its own
+  /// (of the one model), every output checked against the first run's.
+  int threads = 1;
 };
 
 struct BenchOptions {
   std::string artifactDir;
   int warmup = 10;
   int iterations = 100;
+  /// Threads running at once, each with its own context of the one model.
+  int threads = 1;
 };
 
 /// Returns the process exit code; errors are reported as one line on stderr.

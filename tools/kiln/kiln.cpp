@@ -104,6 +104,19 @@ int main(int argc, char **argv) {
   compileCmd->add_option("--gpu-arch", compileRequest.targetOptions.gpuArch,
                          "cuda: " + kiln::gpuArchList() +
                              " (default: the first; the driver JITs it for newer GPUs)");
+  CLI::Option *gpuArchOption = compileCmd->get_option("--gpu-arch");
+  compileCmd->add_option("--max-streams", compileRequest.maxStreams,
+                         "The most streams (concurrent kernels) a run uses; 1: sequential "
+                         "(default: cuda 4, host one per core up to 4)")
+      ->check(CLI::Range(int64_t(1), int64_t(64)));
+  compileCmd->add_option("--memory-budget", compileRequest.memoryBudget,
+                         "The most arena bytes: concurrent branches are serialized until "
+                         "the plan fits (an error if even one stream does not)")
+      ->check(CLI::PositiveNumber);
+  compileCmd->add_option("--device-model", compileRequest.targetOptions.deviceModel,
+                         "The scheduler's cost model: h200, a100 or host (default: host "
+                         "for host; h200 for cuda, or the --gpu-arch's: sm_80 a100, sm_90 "
+                         "h200)");
   compileCmd->add_flag("--cuda-graph", compileRequest.targetOptions.cudaGraph,
                        "cuda: capture a whole run as a CUDA graph, replay it on later runs");
   compileCmd->add_flag("--embed-weights", compileRequest.embedWeights,
@@ -144,6 +157,14 @@ int main(int argc, char **argv) {
                      "NAME=file.npy|file.pb, or a file for the next input (repeatable)");
   runCmd->add_option("--output-dir", runOptions.outputDir,
                      "Where to write NAME.npy per output (default: .)");
+  runCmd->add_option("--repeat", runOptions.repeat,
+                     "Run N times; fail unless every run's outputs equal the first's, "
+                     "bitwise (a check for races between streams)")
+      ->check(CLI::Range(1, 1000000));
+  runCmd->add_option("--threads", runOptions.threads,
+                     "Also run --repeat times on each of N threads at once, a context "
+                     "each, checking every output against the first run's")
+      ->check(CLI::Range(1, 256));
 
   kiln::BenchOptions benchOptions;
   CLI::App *benchCmd = app.add_subcommand(
@@ -152,6 +173,10 @@ int main(int argc, char **argv) {
                        "Directory written by `kiln compile --emit lib`")->required();
   benchCmd->add_option("--iterations", benchOptions.iterations, "Timed runs (default 100)");
   benchCmd->add_option("--warmup", benchOptions.warmup, "Untimed runs first (default 10)");
+  benchCmd->add_option("--threads", benchOptions.threads,
+                       "Threads running the model at once, a context each (default 1); "
+                       "throughput is their total")
+      ->check(CLI::Range(1, 256));
 
   kiln::ModelInput inspectModel;
   CLI::App *inspectCmd = app.add_subcommand(
@@ -177,6 +202,11 @@ int main(int argc, char **argv) {
     if (emitKind != "src" && emitKind != "lib")
       return reportError("--emit '" + emitKind + "' must be src or lib");
     compileRequest.buildLibrary = emitKind == "lib";
+    std::string &deviceModel = compileRequest.targetOptions.deviceModel;
+    if (deviceModel.empty() && gpuArchOption->count() > 0) {
+      const std::string &arch = compileRequest.targetOptions.gpuArch;
+      deviceModel = arch == "sm_80" ? "a100" : arch == "sm_90" ? "h200" : "";
+    }
     for (llvm::StringRef rest = noFuse; !rest.empty();) {
       auto [rule, tail] = rest.split(',');
       if (rule != "all" && !llvm::is_contained(kiln::fusionRules(), rule))

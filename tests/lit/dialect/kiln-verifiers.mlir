@@ -73,8 +73,42 @@ kiln.plan @reads attributes {arena_bytes = 0 : i64, weight_bytes = 0 : i64} {
 
 kiln.plan @half attributes {arena_bytes = 0 : i64, weight_bytes = 0 : i64} {
   %a = kiln.slice offset 0 size 16 : memref<4xf32>
-  // expected-error @+1 {{needs gpu_stages and scratch_bytes together}}
-  kiln.launch @k0(%a) stream 0 {num_inputs = 1 : i64, scratch_bytes = 0 : i64} : memref<4xf32>
+  %s = kiln.slice offset 64 size 256 : memref<256xi8>
+  // expected-error @+1 {{has a scratch buffer but no gpu_stages to use it}}
+  kiln.launch @k0(%a) scratch(%s : memref<256xi8>) stream 0 {num_inputs = 1 : i64} : memref<4xf32>
+}
+
+// -----
+
+kiln.plan @inplace attributes {arena_bytes = 0 : i64, weight_bytes = 0 : i64} {
+  %a = kiln.slice offset 0 size 16 : memref<4xf32>
+  %b = kiln.slice offset 0 size 16 : memref<4xf32>
+  // expected-error @+1 {{in_place names input 1 of 1}}
+  kiln.launch @k0(%a, %b) stream 0 {num_inputs = 1 : i64, in_place = array<i64: 1>} : memref<4xf32>, memref<4xf32>
+}
+
+// -----
+
+kiln.plan @twice attributes {arena_bytes = 0 : i64, weight_bytes = 0 : i64} {
+  kiln.record event 0 stream 0
+  // expected-error @+1 {{records event 0 a second time}}
+  kiln.record event 0 stream 1
+}
+
+// -----
+
+kiln.plan @early attributes {arena_bytes = 0 : i64, weight_bytes = 0 : i64} {
+  // expected-error @+1 {{waits on event 3, which no earlier kiln.record records}}
+  kiln.wait event 3 stream 1
+  kiln.record event 3 stream 0
+}
+
+// -----
+
+kiln.plan @self attributes {arena_bytes = 0 : i64, weight_bytes = 0 : i64} {
+  kiln.record event 0 stream 1
+  // expected-error @+1 {{waits on event 0 on the stream that records it}}
+  kiln.wait event 0 stream 1
 }
 
 // -----
@@ -82,7 +116,7 @@ kiln.plan @half attributes {arena_bytes = 0 : i64, weight_bytes = 0 : i64} {
 kiln.plan @threads attributes {arena_bytes = 0 : i64, weight_bytes = 0 : i64} {
   %a = kiln.slice offset 0 size 16 : memref<4xf32>
   // expected-error @+1 {{gpu stage "k0_s0" has 2048 threads per block (at most 1024)}}
-  kiln.launch @k0(%a) stream 0 {num_inputs = 1 : i64, scratch_bytes = 0 : i64, gpu_stages = [#kiln.gpu_stage<"k0_s0", grid = [1, 1, 1], block = [2048, 1, 1], sync = false>]} : memref<4xf32>
+  kiln.launch @k0(%a) stream 0 {num_inputs = 1 : i64, gpu_stages = [#kiln.gpu_stage<"k0_s0", grid = [1, 1, 1], block = [2048, 1, 1], sync = false>]} : memref<4xf32>
 }
 
 // -----
@@ -90,7 +124,7 @@ kiln.plan @threads attributes {arena_bytes = 0 : i64, weight_bytes = 0 : i64} {
 kiln.plan @grid attributes {arena_bytes = 0 : i64, weight_bytes = 0 : i64} {
   %a = kiln.slice offset 0 size 16 : memref<4xf32>
   // expected-error @+1 {{gpu stage "k0_s0" needs a 3-d grid and block}}
-  kiln.launch @k0(%a) stream 0 {num_inputs = 1 : i64, scratch_bytes = 0 : i64, gpu_stages = [#kiln.gpu_stage<"k0_s0", grid = [1, 1], block = [32, 1, 1], sync = false>]} : memref<4xf32>
+  kiln.launch @k0(%a) stream 0 {num_inputs = 1 : i64, gpu_stages = [#kiln.gpu_stage<"k0_s0", grid = [1, 1], block = [32, 1, 1], sync = false>]} : memref<4xf32>
 }
 
 // -----

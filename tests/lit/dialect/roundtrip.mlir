@@ -30,8 +30,13 @@ func.func @if_region(%c: tensor<i1>, %x: tensor<3xf32>) -> tensor<3xf32> {
 // The attributes later phases read: a launch's GPU stages, an interface's element type.
 // CHECK-LABEL: kiln.plan @typed
 // CHECK: kiln.input 0 "x" {element_type = ui8} : memref<4xi8>
-// CHECK: kiln.launch @k0(%{{.*}}) stream 0 {gpu_stages = [#kiln.gpu_stage<"k0_s0", grid = [1, 1, 1], block = [32, 1, 1], sync = false>], num_inputs = 1 : i64, scratch_bytes = 256 : i64}
+// CHECK: kiln.record event 0 stream 0
+// CHECK: kiln.wait event 0 stream 1
+// CHECK: kiln.launch @k0(%{{.*}}) scratch(%{{.*}} : memref<256xi8>) stream 1 {flops = 8 : i64, gpu_stages = [#kiln.gpu_stage<"k0_s0", grid = [1, 1, 1], block = [32, 1, 1], sync = false>], num_inputs = 1 : i64}
 kiln.plan @typed attributes {arena_bytes = 0 : i64, weight_bytes = 0 : i64, lower_bound_bytes = 0 : i64, naive_bytes = 0 : i64} {
   %x = kiln.input 0 "x" {element_type = ui8} : memref<4xi8>
-  kiln.launch @k0(%x) stream 0 {num_inputs = 1 : i64, scratch_bytes = 256 : i64, gpu_stages = [#kiln.gpu_stage<"k0_s0", grid = [1, 1, 1], block = [32, 1, 1], sync = false>]} : memref<4xi8>
+  %s = kiln.slice offset 0 size 256 : memref<256xi8>
+  kiln.record event 0 stream 0
+  kiln.wait event 0 stream 1
+  kiln.launch @k0(%x) scratch(%s : memref<256xi8>) stream 1 {num_inputs = 1 : i64, flops = 8 : i64, gpu_stages = [#kiln.gpu_stage<"k0_s0", grid = [1, 1, 1], block = [32, 1, 1], sync = false>]} : memref<4xi8>
 }

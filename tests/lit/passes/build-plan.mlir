@@ -10,7 +10,8 @@
 // CHECK: %[[I:.*]] = kiln.input 0 "x" : memref<4xf32>
 // CHECK: %[[C:.*]] = kiln.weight offset -1 {{.*}}: memref<4xf32>
 // CHECK: %[[S:.*]] = kiln.slice offset -1 size 16 : memref<4xf32>
-// CHECK: kiln.launch @k0(%[[I]], %[[C]], %[[S]]) stream -1 {num_inputs = 2 : i64}
+// k0 multiplies elementwise: its result may be written over its first input.
+// CHECK: kiln.launch @k0(%[[I]], %[[C]], %[[S]]) stream -1 {flops = 4 : i64, in_place = array<i64: 0>, num_inputs = 2 : i64}
 // CHECK: %[[O:.*]] = kiln.output 0 "y" : memref<4xf32>
 // CHECK: kiln.launch @k1(%[[S]], %[[O]]) stream -1
 // The graph input returned as an output is a copy.

@@ -66,6 +66,6 @@ module attributes {gpu.container_module} {
   kiln.plan @main attributes {arena_bytes = 0 : i64, weight_bytes = 0 : i64} {
     %x = kiln.slice offset 0 size 16 : memref<4xf32>
     // expected-error @+1 {{stage "k0_s0" synchronizes but its #kiln.gpu_stage says sync = false}}
-    kiln.launch @k0(%x) stream 0 {num_inputs = 1 : i64, scratch_bytes = 0 : i64, gpu_stages = [#kiln.gpu_stage<"k0_s0", grid = [1, 1, 1], block = [4, 1, 1], sync = false>]} : memref<4xf32>
+    kiln.launch @k0(%x) stream 0 {num_inputs = 1 : i64, gpu_stages = [#kiln.gpu_stage<"k0_s0", grid = [1, 1, 1], block = [4, 1, 1], sync = false>]} : memref<4xf32>
   }
 }

@@ -72,6 +72,9 @@ module {
 // CHECK: math.ipowi
 // CHECK: gpu.func @k2_s1({{.*}}, %{{.*}}: memref<256xi8>)
 // CHECK: memref.view
-// CHECK: kiln.launch @k0({{.*}}scratch_bytes = 0 : i64}
-// CHECK: kiln.launch @k1({{.*}}scratch_bytes = 0 : i64}
-// CHECK: kiln.launch @k2({{.*}}gpu_stages = [#kiln.gpu_stage<"k2_s0", {{.*}}>, #kiln.gpu_stage<"k2_s1", {{.*}}>]{{.*}}scratch_bytes = 256 : i64}
+// CHECK-NOT: kiln.launch @k0({{.*}}scratch
+// CHECK: kiln.launch @k0(
+// CHECK-NOT: kiln.launch @k1({{.*}}scratch
+// CHECK: kiln.launch @k1(
+// CHECK: %[[S:.*]] = kiln.slice offset -1 size 256 : memref<256xi8>
+// CHECK: kiln.launch @k2({{.*}}) scratch(%[[S]] : memref<256xi8>) stream {{.*}}gpu_stages = [#kiln.gpu_stage<"k2_s0", {{.*}}>, #kiln.gpu_stage<"k2_s1", {{.*}}>]

@@ -94,6 +94,6 @@ module {
 // CHECK-NEXT: }
 // CHECK: gpu.return
 // The launch geometry is recorded on the plan's launches.
-// CHECK: kiln.launch @k0({{.*}}) stream 0 {gpu_stages = [#kiln.gpu_stage<"k0_s0", grid = [8, 4, 1], block = [16, 16, 1], sync = true>], num_inputs = 2 : i64, scratch_bytes = 0 : i64}
-// CHECK: kiln.launch @k1({{.*}}) stream 0 {gpu_stages = [#kiln.gpu_stage<"k1_s0", grid = [8, 1, 1], block = [256, 1, 1], sync = true>], num_inputs = 1 : i64, scratch_bytes = 0 : i64}
-// CHECK: kiln.launch @k2({{.*}}) stream 0 {gpu_stages = [#kiln.gpu_stage<"k2_s0", grid = [8, 1, 1], block = [256, 1, 1], sync = false>], num_inputs = 1 : i64, scratch_bytes = 0 : i64}
+// CHECK: kiln.launch @k0({{.*}}) stream 0 {gpu_stages = [#kiln.gpu_stage<"k0_s0", grid = [8, 4, 1], block = [16, 16, 1], sync = true>], num_inputs = 2 : i64}
+// CHECK: kiln.launch @k1({{.*}}) stream 0 {gpu_stages = [#kiln.gpu_stage<"k1_s0", grid = [8, 1, 1], block = [256, 1, 1], sync = true>], num_inputs = 1 : i64}
+// CHECK: kiln.launch @k2({{.*}}) stream 0 {gpu_stages = [#kiln.gpu_stage<"k2_s0", grid = [8, 1, 1], block = [256, 1, 1], sync = false>], num_inputs = 1 : i64}

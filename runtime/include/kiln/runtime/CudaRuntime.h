@@ -5,10 +5,9 @@
 // mock), so everything builds and runs its checks on machines without a GPU, and
 // a machine without a driver gets a clear message instead of a link error.
 //
-// CudaModel owns what one loaded model needs on the device: the module (PTX loaded
-// once), the arena, the weights (uploaded once), a scratch area, staging buffers for
-// host-side inputs and outputs, one stream per plan stream and the events that
-// order them, and optionally a captured CUDA graph of a whole run.
+// CudaModel holds what a loaded model's contexts share (module, weights);
+// CudaContext what one caller runs with (arena, staging buffers, streams, events,
+// CUDA graph), so threads with contexts of their own run one model at once.
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_RUNTIME_CUDARUNTIME_H
@@ -74,56 +73,92 @@ const CudaDriver *loadCudaDriver(std::string &error);
 
 /// One kernel launch of the generated code.
 struct Launch {
-  int function;           // index into the names given to CudaModel::init
+  int function;           // index into the functions given to CudaModel::init
   unsigned grid[3];
   unsigned block[3];
   int stream;             // plan stream
 };
 
+/// What one loaded cuda model shares between its contexts, immutable once
+/// loaded: the driver's primary context, the module (PTX loaded once) and its
+/// functions, and the weights (uploaded once).
 class CudaModel {
 public:
-  struct Config {
-    const char *ptx = nullptr;
-    const char *const *functions = nullptr;
-    int numFunctions = 0;
-    uint64_t arenaBytes = 0;
-    uint64_t scratchBytes = 0;
-    int numStreams = 1;
-    bool useGraph = false;
-    std::vector<uint64_t> inputBytes, outputBytes;
-  };
-
   CudaModel() = default;
   CudaModel(const CudaModel &) = delete;
   CudaModel &operator=(const CudaModel &) = delete;
   ~CudaModel();
 
-  /// Loads the driver and the module, allocates the arena, scratch and staging
-  /// buffers, uploads `weights` (host bytes) once.
-  Status init(const Config &config, const void *weights, uint64_t weightBytes);
+  /// Loads the driver and the module and uploads `weights` (host bytes).
+  Status init(const char *ptx, const char *const *functions, int numFunctions,
+              const void *weights, uint64_t weightBytes);
+
+  const CudaDriver &driver() const { return *d_; }
+  CUcontext context() const { return context_; }
+  CUfunction function(int i) const { return functions_[i]; }
+  const char *functionName(int i) const { return names_[i]; }
+  CUdeviceptr weights() const { return weights_; }
+  /// A driver result as a Status ("what failed: text (CUresult n)").
+  Status check(CUresult r, const char *what) const;
+
+private:
+  const CudaDriver *d_ = nullptr;
+  CUcontext context_ = nullptr;
+  CUmodule module_ = nullptr;
+  std::vector<CUfunction> functions_;
+  const char *const *names_ = nullptr;
+  CUdeviceptr weights_ = 0;
+};
+
+/// One caller's run state on the device: the arena (kernels' scratch included),
+/// staging buffers for host-side inputs and outputs, one stream per plan stream,
+/// the plan's events, and optionally a captured CUDA graph of a whole run. The
+/// generated code issues exactly the plan: launches, copies, records and waits.
+class CudaContext {
+public:
+  struct Config {
+    uint64_t arenaBytes = 0;
+    int numStreams = 1;
+    int numEvents = 0;
+    bool useGraph = false;
+    std::vector<uint64_t> inputBytes, outputBytes;
+  };
+
+  CudaContext() = default;
+  CudaContext(const CudaContext &) = delete;
+  CudaContext &operator=(const CudaContext &) = delete;
+  ~CudaContext();
+
+  /// Allocates the arena and staging buffers, creates the streams and events.
+  Status init(const CudaModel &model, const Config &config);
 
   /// Device addresses the generated code offsets from.
   CUdeviceptr arena() const { return arena_; }
-  CUdeviceptr weights() const { return weights_; }
-  CUdeviceptr scratch() const { return scratch_; }
+  CUdeviceptr weights() const { return model_->weights(); }
   CUdeviceptr stagedInput(int i) const { return inputs_[i]; }
   CUdeviceptr stagedOutput(int i) const { return outputs_[i]; }
 
-  /// Starts a run: the plan's streams wait for `caller` (may be null).
+  /// Starts a run on the calling thread (the model's context made current):
+  /// stream 0 waits for `caller` (may be null).
   Status begin(CUstream caller);
   /// One kernel launch with `args` device pointers as its parameters.
   Status launch(const Launch &l, std::initializer_list<CUdeviceptr> args);
   /// Device-to-device copy on a plan stream.
   Status copy(CUdeviceptr to, CUdeviceptr from, uint64_t bytes, int stream);
-  /// `waiter` waits for everything issued so far on `producer`.
-  Status crossStream(int producer, int waiter);
-  /// Ends a run: `caller` (or the model's stream) waits for every plan stream.
+  /// The plan's events: record on one stream, wait on another.
+  Status record(int event, int stream);
+  Status wait(int event, int stream);
+  /// Ends a run: `caller` (may be null) waits for stream 0, which the plan joined
+  /// every other stream into.
   Status end(CUstream caller);
 
   /// Runs `body` (which issues the launches) directly, or through a CUDA graph
   /// captured on the first call for these `bindings` and replayed afterwards.
   template <typename Body>
   Status run(CUstream caller, const std::vector<CUdeviceptr> &bindings, Body body) {
+    Status current = makeCurrent();
+    if (!current)
+      return current;
     if (!config_.useGraph) {
       Status s = begin(caller);
       if (s)
@@ -150,21 +185,20 @@ public:
   Status synchronize();
 
 private:
-  Status check(CUresult r, const char *what);
+  Status check(CUresult r, const char *what) const { return model_->check(r, what); }
+  Status makeCurrent();
   Status beginCapture();
   Status endCapture(const Status &body);
   Status replay(CUstream caller);
   void release();
 
+  const CudaModel *model_ = nullptr;
   const CudaDriver *d_ = nullptr;
   Config config_;
-  CUcontext context_ = nullptr;
-  CUmodule module_ = nullptr;
-  std::vector<CUfunction> functions_;
-  CUdeviceptr arena_ = 0, weights_ = 0, scratch_ = 0;
+  CUdeviceptr arena_ = 0;
   std::vector<CUdeviceptr> inputs_, outputs_;
   std::vector<CUstream> streams_;
-  std::vector<CUevent> events_; // one per plan stream, plus one for the caller
+  std::vector<CUevent> events_; // the plan's, then one for the caller
   CUgraphExec graphExec_ = nullptr;
   std::vector<CUdeviceptr> graphBindings_;
 };

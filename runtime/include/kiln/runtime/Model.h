@@ -1,11 +1,14 @@
-//===- Model.h - A C++ owner for a compiled model --------------*- C++ -*-===//
+//===- Model.h - C++ owners for a compiled model ---------------*- C++ -*-===//
 //
 // What every generated model.h includes: the model's C ABI (model_abi.h) and
-// kiln::Model, which owns one loaded model and releases it on destruction.
+// kiln::Model and kiln::Context, which own a loaded model and one caller's run
+// state and release them on destruction.
 //
-//   kiln::Model m("out/model.weights");    // or kiln::Model m; with --embed-weights
-//   if (!m.ok()) std::cerr << m.error();
-//   m.run(inputs, 1, outputs, 1);
+//   kiln::Model model("out/model.weights");  // or kiln::Model model; with --embed-weights
+//   if (!model.ok()) std::cerr << model.error();
+//   kiln::Context ctx(model);                // one per thread that runs the model
+//   ctx.setInput("x", x); ctx.setOutput("y", y);
+//   if (!ctx.execute()) std::cerr << ctx.error();
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_RUNTIME_MODEL_H
@@ -18,7 +21,7 @@
 
 namespace kiln {
 
-/// Owns a loaded model: Model m("model.weights"); if (!m.ok()) m.error();
+/// Owns a loaded model (weights, kernels): immutable, shared by its contexts.
 class Model {
 public:
   explicit Model(const std::string &weightsPath)
@@ -28,27 +31,61 @@ public:
   ~Model() { kiln_model_destroy(model); }
   Model(const Model &) = delete;
   Model &operator=(const Model &) = delete;
-  bool ok() const { return model && !kiln_model_error(model); }
+  kiln_status status() const { return model ? kiln_model_status(model) : KILN_ERROR_MEMORY; }
+  bool ok() const { return status() == KILN_OK; }
   std::string error() const {
     const char *e = model ? kiln_model_error(model) : "out of memory";
     return e ? e : "";
-  }
-  /// Runs on the caller's tensors; false with error() on a mismatch.
-  bool run(const kiln_tensor *inputs, int32_t numInputs, kiln_tensor *outputs,
-           int32_t numOutputs) {
-    return model && kiln_model_run(model, inputs, numInputs, outputs, numOutputs) == 0;
-  }
-  /// Runs on tensors in the target's memory (cuda: device pointers, enqueued on
-  /// `stream`, a CUstream or nullptr).
-  bool runDevice(const kiln_tensor *inputs, int32_t numInputs, kiln_tensor *outputs,
-                 int32_t numOutputs, void *stream = nullptr) {
-    return model && kiln_model_run_device(model, inputs, numInputs, outputs, numOutputs,
-                                          stream) == 0;
   }
   kiln_model *get() const { return model; }
 
 private:
   kiln_model *model;
+};
+
+/// Owns one caller's run state of a model (arena, streams, events). Create one per
+/// thread; destroy it before its model.
+class Context {
+public:
+  explicit Context(const Model &model) : context(kiln_context_create(model.get())) {}
+  ~Context() { kiln_context_destroy(context); }
+  Context(const Context &) = delete;
+  Context &operator=(const Context &) = delete;
+  /// The last call's status and message.
+  kiln_status status() const {
+    return context ? kiln_context_status(context) : KILN_ERROR_MEMORY;
+  }
+  bool ok() const { return status() == KILN_OK; }
+  std::string error() const {
+    const char *e = context ? kiln_context_error(context) : "out of memory";
+    return e ? e : "";
+  }
+  /// Binds host tensors by name; false with error() when the name or tensor is wrong.
+  bool setInput(const char *name, const kiln_tensor &t) {
+    return context && kiln_context_set_input(context, name, &t) == KILN_OK;
+  }
+  bool setOutput(const char *name, kiln_tensor &t) {
+    return context && kiln_context_set_output(context, name, &t) == KILN_OK;
+  }
+  /// Runs on the bound tensors.
+  bool execute() { return context && kiln_context_execute(context) == KILN_OK; }
+  /// Runs on the caller's tensors in the model's order.
+  bool run(const kiln_tensor *inputs, int32_t numInputs, kiln_tensor *outputs,
+           int32_t numOutputs) {
+    return context &&
+           kiln_context_run(context, inputs, numInputs, outputs, numOutputs) == KILN_OK;
+  }
+  /// Runs on tensors in the target's memory (cuda: device pointers, enqueued on
+  /// `stream`, a CUstream or nullptr).
+  bool runDevice(const kiln_tensor *inputs, int32_t numInputs, kiln_tensor *outputs,
+                 int32_t numOutputs, void *stream = nullptr) {
+    return context && kiln_context_run_device(context, inputs, numInputs, outputs,
+                                              numOutputs, stream) == KILN_OK;
+  }
+  kiln_context *get() const { return context; }
+
+private:
+  kiln_context *context;
 };
 
 } // namespace kiln

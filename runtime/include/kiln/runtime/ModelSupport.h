@@ -1,7 +1,8 @@
 //===- ModelSupport.h - What generated model code calls --------*- C++ -*-===//
 //
 // The support the generated model.cpp links against (kiln_runtime): loading the
-// weights file (WeightsFormat.h), aligned host buffers, and the argument checks of kiln_model_run.
+// weights file (WeightsFormat.h), aligned host buffers, the argument checks of a
+// run, and what every target's model and context objects hold in common.
 // Generated code stays straight-line; anything that needs a loop or a message lives
 // here.
 //
@@ -16,9 +17,24 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace kiln::rt {
 
+/// What every target's `struct kiln_model` holds besides its own: whether it
+/// loaded. Immutable after kiln_model_create.
+struct ModelBase {
+  Status status;
+};
+
+/// What every target's `struct kiln_context` holds besides its own: its model,
+/// the last call's status, and the tensors bound by name.
+struct ContextBase {
+  kiln_model *model = nullptr;
+  Status status;
+  std::vector<kiln_tensor> inputs, outputs;
+  std::vector<char> inputBound, outputBound;
+};
 
 /// A 64-byte aligned host buffer.
 struct AlignedBuffer {
@@ -39,6 +55,11 @@ Status loadWeights(const std::string &path, uint64_t expectedBytes,
 /// built into the model with `kiln compile --embed-weights`; `what` names it in errors.
 Status loadWeightsImage(const char *image, uint64_t size, const std::string &what,
                         uint64_t expectedBytes, uint64_t expectedChecksum, AlignedBuffer &out);
+
+/// Checks one tensor against what the model expects (dtype, rank, shape, data);
+/// `label` names it in the message.
+Status checkTensor(const std::string &label, const kiln_tensor &given,
+                   const kiln_tensor_info &expected);
 
 /// Checks `given` against `expected` (count, dtypes, ranks, shapes, non-null data).
 Status checkTensors(const char *what, const kiln_tensor *given, int32_t count,

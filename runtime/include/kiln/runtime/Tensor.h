@@ -40,22 +40,24 @@ struct TensorDesc {
   int64_t numBytes() const;
 };
 
-/// Success, or an error with a message. Cheap to return; never thrown.
+/// Success, or an error with a code (the C ABI's kiln_status) and a message.
+/// Cheap to return; never thrown.
 class Status {
 public:
   static Status ok() { return Status(); }
-  static Status error(std::string message) {
+  static Status error(std::string message, kiln_status code = KILN_ERROR_RUN) {
     Status s;
-    s.failed = true;
+    s.status = code == KILN_OK ? KILN_ERROR_RUN : code;
     s.text = std::move(message);
     return s;
   }
-  bool isOk() const { return !failed; }
-  explicit operator bool() const { return !failed; }
+  bool isOk() const { return status == KILN_OK; }
+  explicit operator bool() const { return status == KILN_OK; }
+  kiln_status code() const { return status; }
   const std::string &message() const { return text; }
 
 private:
-  bool failed = false;
+  kiln_status status = KILN_OK;
   std::string text;
 };
 

@@ -1,18 +1,28 @@
 /*===- model_abi.h - The C ABI of a compiled Kiln model -----------*- C -*-===*\
  *
  * Every libmodel.so that `kiln compile --emit lib` builds exports these functions,
- * whatever the target (host or cuda). kiln_model_run takes host memory on every
- * target (a cuda model copies through staging buffers and synchronizes).
- * `kiln run`, `kiln bench`, the tests and foreign-language callers use only this
- * header. Errors are status values plus a message on the
- * model object; nothing here exits or throws.
+ * whatever the target (host, cuda, cuda-sim). Its shape is TensorRT's engine and
+ * execution context:
+ *   - a model (kiln_model) is immutable once created: the weights, the kernels (a
+ *     loaded PTX module on cuda). Any number of threads may use one at once.
+ *   - a context (kiln_context) is one caller's run state: the arena, the streams
+ *     and events (threads on the host), bound tensors, a CUDA graph, the last
+ *     error. One thread at a time per context; N threads run one model at once
+ *     with N contexts and share one copy of the weights.
+ * Errors are kiln_status codes plus a message on the object that failed; nothing
+ * here exits, throws or keeps global mutable state.
  *
  * Usage:
  *   kiln_model *m = kiln_model_create("out/model.weights");
- *   if (kiln_model_error(m)) { fprintf(stderr, "%s\n", kiln_model_error(m)); }
+ *   if (kiln_model_status(m) != KILN_OK) fprintf(stderr, "%s\n", kiln_model_error(m));
+ *   kiln_context *c = kiln_context_create(m);
  *   kiln_tensor in = {KILN_F32, 4, shape, data}, out = {...};
- *   if (kiln_model_run(m, &in, 1, &out, 1) != 0) ... kiln_model_error(m) ...
- *   kiln_model_destroy(m);
+ *   kiln_context_set_input(c, "x", &in);          // by name ...
+ *   kiln_context_set_output(c, "y", &out);
+ *   if (kiln_context_execute(c) != KILN_OK) ... kiln_context_error(c) ...
+ *   kiln_context_run(c, &in, 1, &out, 1);          // ... or all by index
+ *   kiln_context_destroy(c);
+ *   kiln_model_destroy(m);                         // after its contexts
 \*===----------------------------------------------------------------------===*/
 #ifndef KILN_RUNTIME_MODEL_ABI_H
 #define KILN_RUNTIME_MODEL_ABI_H
@@ -24,7 +34,7 @@
 extern "C" {
 #endif
 
-#define KILN_ABI_VERSION 1
+#define KILN_ABI_VERSION 2
 
 /* Element types, numbered as ONNX's TensorProto.DataType. */
 enum {
@@ -33,7 +43,20 @@ enum {
   KILN_U32 = 12, KILN_U64 = 13, KILN_BF16 = 16
 };
 
+/* What a call returns; the object's error message says more. */
+typedef enum {
+  KILN_OK = 0,
+  KILN_ERROR_ARGUMENT = 1, /* a null pointer, or an index or name the model lacks */
+  KILN_ERROR_MISMATCH = 2, /* a tensor's count, dtype or shape is not the model's */
+  KILN_ERROR_UNBOUND = 3,  /* execute with an input or output not set */
+  KILN_ERROR_LOAD = 4,     /* the weights: missing, truncated, another model's */
+  KILN_ERROR_MEMORY = 5,   /* host or device memory could not be allocated */
+  KILN_ERROR_DEVICE = 6,   /* no CUDA driver, or a driver call failed */
+  KILN_ERROR_RUN = 7       /* a kernel failed while running (the simulator's checks) */
+} kiln_status;
+
 typedef struct kiln_model kiln_model;
+typedef struct kiln_context kiln_context;
 
 /* A tensor the caller owns: dense, row-major. */
 typedef struct {
@@ -51,37 +74,59 @@ typedef struct {
   const int64_t *shape;
 } kiln_tensor_info;
 
-/* Loads the weights and allocates the arena. `weights_path` NULL or "": the weights
- * built into the model (`kiln compile --embed-weights`; an error for a model
- * compiled without). Returns NULL only when memory for the model object itself
- * cannot be allocated; otherwise check kiln_model_error. */
-kiln_model *kiln_model_create(const char *weights_path);
-void kiln_model_destroy(kiln_model *model);
+int32_t kiln_abi_version(void);
 
-/* The last error, or NULL when the last call succeeded. */
+/* Loads the weights (and on cuda the kernels) once. `weights_path` NULL or "": the
+ * weights built into the model (`kiln compile --embed-weights`; an error for a
+ * model compiled without). Returns NULL only when memory for the model object
+ * itself cannot be allocated; otherwise check kiln_model_status. */
+kiln_model *kiln_model_create(const char *weights_path);
+/* Destroy a model after all its contexts. */
+void kiln_model_destroy(kiln_model *model);
+/* Whether the model loaded, and why not (NULL when it did). */
+kiln_status kiln_model_status(const kiln_model *model);
 const char *kiln_model_error(const kiln_model *model);
 
-int32_t kiln_model_abi_version(void);
 int32_t kiln_model_num_inputs(const kiln_model *model);
 int32_t kiln_model_num_outputs(const kiln_model *model);
-/* 0 on success, -1 when the index is out of range. */
-int32_t kiln_model_input_info(const kiln_model *model, int32_t index,
-                              kiln_tensor_info *info);
-int32_t kiln_model_output_info(const kiln_model *model, int32_t index,
-                               kiln_tensor_info *info);
+kiln_status kiln_model_input_info(const kiln_model *model, int32_t index,
+                                  kiln_tensor_info *info);
+kiln_status kiln_model_output_info(const kiln_model *model, int32_t index,
+                                   kiln_tensor_info *info);
+/* The index of the input or output named `name`; -1 when there is none. */
+int32_t kiln_model_input_index(const kiln_model *model, const char *name);
+int32_t kiln_model_output_index(const kiln_model *model, const char *name);
 
-/* Runs the model. Inputs and outputs are in the model's order and must match its
- * count, dtypes and shapes exactly. Returns 0, or non-zero with kiln_model_error. */
-int32_t kiln_model_run(kiln_model *model, const kiln_tensor *inputs,
-                       int32_t num_inputs, kiln_tensor *outputs,
-                       int32_t num_outputs);
+/* A context of a loaded model: its own arena, streams and events. Returns NULL
+ * only when memory for the context object cannot be allocated; otherwise check
+ * kiln_context_status (a model that failed to load gives failed contexts). */
+kiln_context *kiln_context_create(kiln_model *model);
+void kiln_context_destroy(kiln_context *context);
+/* The last call's status and message (NULL after a success). */
+kiln_status kiln_context_status(const kiln_context *context);
+const char *kiln_context_error(const kiln_context *context);
+
+/* Binds a tensor (host memory) to the input or output `name`, checked against the
+ * model's dtype and shape; kept until bound again. */
+kiln_status kiln_context_set_input(kiln_context *context, const char *name,
+                                   const kiln_tensor *tensor);
+kiln_status kiln_context_set_output(kiln_context *context, const char *name,
+                                    kiln_tensor *tensor);
+/* Runs the model on the bound tensors; returns when the outputs are written. */
+kiln_status kiln_context_execute(kiln_context *context);
+
+/* Runs the model on host tensors given in the model's order (count, dtypes and
+ * shapes exactly the model's); returns when the outputs are written. */
+kiln_status kiln_context_run(kiln_context *context, const kiln_tensor *inputs,
+                             int32_t num_inputs, kiln_tensor *outputs,
+                             int32_t num_outputs);
 
 /* Runs the model on tensors already in the target's memory: device pointers on
- * `stream` (a CUstream; NULL: the model's own stream) for cuda models, where the
+ * `stream` (a CUstream; NULL: the context's own stream) for cuda models, where the
  * call only enqueues the work; host pointers, synchronously, for host models. */
-int32_t kiln_model_run_device(kiln_model *model, const kiln_tensor *inputs,
-                              int32_t num_inputs, kiln_tensor *outputs,
-                              int32_t num_outputs, void *stream);
+kiln_status kiln_context_run_device(kiln_context *context, const kiln_tensor *inputs,
+                                    int32_t num_inputs, kiln_tensor *outputs,
+                                    int32_t num_outputs, void *stream);
 
 #ifdef __cplusplus
 }

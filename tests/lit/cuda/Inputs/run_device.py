@@ -1,4 +1,4 @@
-"""kiln_model_run_device on the mock driver: device buffers from the driver run; a
+"""kiln_context_run_device on the mock driver: device buffers from the driver run; a
 caller pointer that is not 16-byte aligned is refused with a message naming it.
 
 usage: run_device.py MOCK_DRIVER ARTIFACT_DIR  (KILN_CUDA_DRIVER must name the mock too)
@@ -17,10 +17,17 @@ lib = ctypes.CDLL(sys.argv[2] + "/libmodel.so")
 lib.kiln_model_create.restype = ctypes.c_void_p
 lib.kiln_model_error.restype = ctypes.c_char_p
 lib.kiln_model_error.argtypes = [ctypes.c_void_p]
-lib.kiln_model_run_device.argtypes = [ctypes.c_void_p, ctypes.POINTER(Tensor), ctypes.c_int32,
-                                      ctypes.POINTER(Tensor), ctypes.c_int32, ctypes.c_void_p]
+lib.kiln_model_create.argtypes = [ctypes.c_char_p]
+lib.kiln_context_create.restype = ctypes.c_void_p
+lib.kiln_context_create.argtypes = [ctypes.c_void_p]
+lib.kiln_context_error.restype = ctypes.c_char_p
+lib.kiln_context_error.argtypes = [ctypes.c_void_p]
+lib.kiln_context_run_device.argtypes = [ctypes.c_void_p, ctypes.POINTER(Tensor), ctypes.c_int32,
+                                        ctypes.POINTER(Tensor), ctypes.c_int32, ctypes.c_void_p]
 model = lib.kiln_model_create((sys.argv[2] + "/model.weights").encode())
 assert not lib.kiln_model_error(model), lib.kiln_model_error(model)
+context = lib.kiln_context_create(model)
+assert not lib.kiln_context_error(context), lib.kiln_context_error(context)
 x, y = ctypes.c_uint64(), ctypes.c_uint64()
 assert mock.cuMemAlloc_v2(ctypes.byref(x), ctypes.c_size_t(64)) == 0
 assert mock.cuMemAlloc_v2(ctypes.byref(y), ctypes.c_size_t(64)) == 0
@@ -28,5 +35,5 @@ xs, ys = (ctypes.c_int64 * 2)(2, 3), (ctypes.c_int64 * 2)(2, 2)
 for name, offset in (("aligned", 0), ("misaligned", 4)):
     ins = (Tensor * 1)(Tensor(1, 2, xs, x.value + offset))
     outs = (Tensor * 1)(Tensor(1, 2, ys, y.value))
-    rc = lib.kiln_model_run_device(model, ins, 1, outs, 1, None)
-    print(f"{name}: rc {rc}: {(lib.kiln_model_error(model) or b'').decode()}")
+    rc = lib.kiln_context_run_device(context, ins, 1, outs, 1, None)
+    print(f"{name}: rc {rc}: {(lib.kiln_context_error(context) or b'').decode()}")

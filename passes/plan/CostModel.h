@@ -1,0 +1,48 @@
+//===- CostModel.h - How long a launch takes on a device -------*- C++ -*-===//
+//
+// The scheduler's view of a device (a target descriptor: compute units, memory
+// bandwidth, fp32/fp16 peaks, launch overhead) and of a launch (its FLOPs, bytes
+// and parallelism). A launch's time alone on the device is its overhead plus the
+// longer of its compute and memory times at the share of the device its
+// parallelism fills; its "device time" is that share times its time, what it
+// takes from kernels running beside it.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_PASSES_PLAN_COSTMODEL_H
+#define KILN_PASSES_PLAN_COSTMODEL_H
+
+#include "dialects/kiln/KilnDialect.h"
+
+#include <string>
+
+namespace kiln {
+
+struct DeviceModel {
+  const char *name;        // as `--device-model` / the pass option takes it
+  const char *description; // for the report
+  bool gpu;                // units are SMs (blocks fill them); else CPU cores
+  int64_t units;
+  double bandwidth;        // bytes/s, the whole device
+  double fp32Peak;         // flop/s, the whole device
+  double fp16Peak;
+  double launchOverhead;   // s per launch
+  double eventOverhead;    // s per cross-stream wait
+};
+
+/// The device model `name` ("h200", "a100", "host"); null when unknown. `hostCores`
+/// sets the host model's cores (0: this machine's).
+const DeviceModel *findDeviceModel(llvm::StringRef name, int64_t hostCores = 0);
+std::string deviceModelList();
+
+struct LaunchCost {
+  double seconds = 0;      // alone on the device
+  double share = 1;        // of the device it fills, (0, 1]
+  double deviceSeconds() const { return seconds * share; }
+};
+
+/// The cost of a launch or copy.
+LaunchCost estimateCost(mlir::Operation *node, const DeviceModel &device);
+
+} // namespace kiln
+
+#endif // KILN_PASSES_PLAN_COSTMODEL_H

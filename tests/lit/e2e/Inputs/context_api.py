@@ -1,0 +1,89 @@
+"""The C ABI's model and contexts through ctypes, as a foreign-language caller uses
+them: binding by name, status codes with a message per context, unbound tensors, a
+model that failed to load, and several contexts of one model on threads at once.
+
+usage: context_api.py ARTIFACT_DIR  (the mlp model of mlp.onnxtxt)
+"""
+import ctypes
+import sys
+import threading
+
+
+class Tensor(ctypes.Structure):
+    _fields_ = [("dtype", ctypes.c_int32), ("rank", ctypes.c_int32),
+                ("shape", ctypes.POINTER(ctypes.c_int64)), ("data", ctypes.c_void_p)]
+
+
+lib = ctypes.CDLL(sys.argv[1] + "/libmodel.so")
+vp, cp, i32 = ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int32
+for name, res, args in [("kiln_model_create", vp, [cp]), ("kiln_model_status", i32, [vp]),
+                        ("kiln_model_error", cp, [vp]), ("kiln_model_destroy", None, [vp]),
+                        ("kiln_model_input_index", i32, [vp, cp]),
+                        ("kiln_model_output_index", i32, [vp, cp]),
+                        ("kiln_context_create", vp, [vp]), ("kiln_context_destroy", None, [vp]),
+                        ("kiln_context_status", i32, [vp]), ("kiln_context_error", cp, [vp]),
+                        ("kiln_context_set_input", i32, [vp, cp, ctypes.POINTER(Tensor)]),
+                        ("kiln_context_set_output", i32, [vp, cp, ctypes.POINTER(Tensor)]),
+                        ("kiln_context_execute", i32, [vp]), ("kiln_abi_version", i32, [])]:
+    fn = getattr(lib, name)
+    fn.restype, fn.argtypes = res, args
+
+
+def tensor(shape, values):
+    data = (ctypes.c_float * len(values))(*values)
+    dims = (ctypes.c_int64 * len(shape))(*shape)
+    return Tensor(1, len(shape), dims, ctypes.cast(data, ctypes.c_void_p)), data, dims
+
+
+def err(ctx):
+    return (lib.kiln_context_error(ctx) or b"").decode()
+
+
+print("abi", lib.kiln_abi_version())
+model = lib.kiln_model_create((sys.argv[1] + "/model.weights").encode())
+print("model", lib.kiln_model_status(model), lib.kiln_model_error(model))
+print("index", lib.kiln_model_input_index(model, b"X"), lib.kiln_model_output_index(model, b"Y"),
+      lib.kiln_model_input_index(model, b"nope"))
+ctx = lib.kiln_context_create(model)
+print("context", lib.kiln_context_status(ctx))
+print("unbound", lib.kiln_context_execute(ctx), err(ctx))
+x, xd, xs = tensor([2, 3], [0.5] * 6)
+print("unknown", lib.kiln_context_set_input(ctx, b"nope", ctypes.byref(x)), err(ctx))
+bad, bd, bs = tensor([3, 2], [0.5] * 6)
+print("shape", lib.kiln_context_set_input(ctx, b"X", ctypes.byref(bad)), err(ctx))
+y, yd, ys = tensor([2, 2], [9.0] * 4)
+print("bind", lib.kiln_context_set_input(ctx, b"X", ctypes.byref(x)),
+      lib.kiln_context_set_output(ctx, b"Y", ctypes.byref(y)))
+print("execute", lib.kiln_context_execute(ctx), err(ctx) or "ok", list(yd))
+
+# Eight contexts of the one model on eight threads at once, 25 runs each.
+results = []
+
+
+def work(k):
+    c = lib.kiln_context_create(model)
+    xi, xid, xis = tensor([2, 3], [0.5] * 6)
+    yi, yid, yis = tensor([2, 2], [0.0] * 4)
+    lib.kiln_context_set_input(c, b"X", ctypes.byref(xi))
+    lib.kiln_context_set_output(c, b"Y", ctypes.byref(yi))
+    ok = all(lib.kiln_context_execute(c) == 0 and list(yid) == [0.25, 0.0, 0.25, 0.0]
+             for _ in range(25))
+    lib.kiln_context_destroy(c)
+    results.append(ok)
+
+
+threads = [threading.Thread(target=work, args=(k,)) for k in range(8)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+print("threads", len(results), all(results))
+lib.kiln_context_destroy(ctx)
+lib.kiln_model_destroy(model)
+
+broken = lib.kiln_model_create(b"/nonexistent/model.weights")
+print("load", lib.kiln_model_status(broken), lib.kiln_model_error(broken).decode())
+dead = lib.kiln_context_create(broken)
+print("dead", lib.kiln_context_status(dead), lib.kiln_context_execute(dead), err(dead))
+lib.kiln_context_destroy(dead)
+lib.kiln_model_destroy(broken)
