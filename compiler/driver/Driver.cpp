@@ -171,6 +171,27 @@ int64_t countNodes(const onnx::GraphProto &graph) {
   return nodes;
 }
 
+/// The runtime an artifact's library links: beside an installed kiln
+/// (PREFIX/bin/kiln: PREFIX/include and PREFIX/<libdir>/libkiln_runtime.a, as
+/// `cmake --install` lays them out), else the build tree's.
+void findRuntime(std::string &includeDir, std::string &library) {
+  includeDir = KILN_RUNTIME_INCLUDE_DIR;
+  library = KILN_RUNTIME_LIBRARY;
+  std::string exe = llvm::sys::fs::getMainExecutable(nullptr, nullptr);
+  if (exe.empty())
+    return;
+  llvm::SmallString<256> prefix(llvm::sys::path::parent_path(llvm::sys::path::parent_path(exe)));
+  llvm::SmallString<256> include(prefix), header, archive(prefix);
+  llvm::sys::path::append(include, KILN_INSTALL_INCLUDEDIR);
+  header = include;
+  llvm::sys::path::append(header, "kiln", "runtime", "Model.h");
+  llvm::sys::path::append(archive, KILN_INSTALL_LIBDIR, "libkiln_runtime.a");
+  if (llvm::sys::fs::exists(header) && llvm::sys::fs::exists(archive)) {
+    includeDir = std::string(include);
+    library = std::string(archive);
+  }
+}
+
 } // namespace
 
 bool importModel(const ImportRequest &request, std::string &error) {
@@ -358,8 +379,7 @@ bool compileModel(const CompileRequest &request, std::string &error) {
   emit.outputDir = request.output;
   emit.embedWeights = request.embedWeights;
   emit.buildLibrary = request.buildLibrary;
-  emit.runtimeIncludeDir = KILN_RUNTIME_INCLUDE_DIR;
-  emit.runtimeLibrary = KILN_RUNTIME_LIBRARY;
+  findRuntime(emit.runtimeIncludeDir, emit.runtimeLibrary);
   emit.compiler = request.cxx;
   auto emitStart = std::chrono::steady_clock::now();
   KernelCode code;
