@@ -460,7 +460,7 @@ struct AssignStreamsPass : kiln::impl::AssignStreamsBase<AssignStreamsPass> {
   using AssignStreamsBase::AssignStreamsBase;
 
   void runOnOperation() override {
-    const DeviceModel *device = findDeviceModel(deviceModel, hostCores);
+    std::optional<DeviceModel> device = findDeviceModel(deviceModel, hostCores);
     if (!device) {
       getOperation().emitError() << "kiln-assign-streams: unknown device model '"
                                  << deviceModel << "' (" << deviceModelList() << ")";

@@ -23,23 +23,22 @@ const DeviceModel kDevices[] = {
 };
 } // namespace
 
-const DeviceModel *findDeviceModel(StringRef name, int64_t hostCores) {
-  static thread_local DeviceModel host;
+std::optional<DeviceModel> findDeviceModel(StringRef name, int64_t hostCores) {
   for (const DeviceModel &d : kDevices) {
     if (name != d.name)
       continue;
     if (d.gpu)
-      return &d;
-    host = d;
+      return d;
+    DeviceModel host = d;
     int64_t cores = hostCores > 0 ? hostCores
                                   : std::max<int64_t>(1, std::thread::hardware_concurrency());
     host.units = cores;
     host.bandwidth *= static_cast<double>(cores);
     host.fp32Peak *= static_cast<double>(cores);
     host.fp16Peak *= static_cast<double>(cores);
-    return &host;
+    return host;
   }
-  return nullptr;
+  return std::nullopt;
 }
 
 std::string deviceModelList() {

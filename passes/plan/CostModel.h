@@ -13,6 +13,7 @@
 
 #include "dialects/kiln/KilnDialect.h"
 
+#include <optional>
 #include <string>
 
 namespace kiln {
@@ -29,9 +30,9 @@ struct DeviceModel {
   double eventOverhead;    // s per cross-stream wait
 };
 
-/// The device model `name` ("h200", "a100", "host"); null when unknown. `hostCores`
+/// The device model `name` ("h200", "a100", "host"); none when unknown. `hostCores`
 /// sets the host model's cores (0: this machine's).
-const DeviceModel *findDeviceModel(llvm::StringRef name, int64_t hostCores = 0);
+std::optional<DeviceModel> findDeviceModel(llvm::StringRef name, int64_t hostCores = 0);
 std::string deviceModelList();
 
 struct LaunchCost {
