@@ -28,6 +28,12 @@ struct ModelInput {
   /// NAME=3 | NAME=1,2 | NAME=file.npy | NAME=file.pb, one per input frozen into a
   /// constant (it leaves the compiled model's interface).
   std::vector<std::string> inputValues;
+  /// `kiln compare --all-tensors`: every node output of the main graph becomes a
+  /// model output too (after the model's own, in node order).
+  bool exposeAllTensors = false;
+  /// Testing `kiln compare`: the float output of the node so named gets 1 added
+  /// (a deliberately broken node).
+  std::string injectFault;
 };
 
 struct ImportRequest {

@@ -188,7 +188,9 @@ bool readTensorProto(const std::string &path, kiln::rt::HostTensor &out,
   }
 }
 
-bool readInput(const std::string &path, kiln::rt::HostTensor &out, std::string &err) {
+} // namespace
+
+bool readTensorFile(const std::string &path, kiln::rt::HostTensor &out, std::string &err) {
   if (path.size() > 4 && path.compare(path.size() - 4, 4, ".npy") == 0) {
     kiln::rt::Status s = kiln::rt::readNpy(path, out);
     if (!s)
@@ -197,6 +199,8 @@ bool readInput(const std::string &path, kiln::rt::HostTensor &out, std::string &
   }
   return readTensorProto(path, out, err);
 }
+
+namespace {
 
 std::string fileNameFor(const std::string &name) {
   std::string s = name.empty() ? "output" : name;
@@ -208,81 +212,150 @@ std::string fileNameFor(const std::string &name) {
 
 } // namespace
 
-int runModel(const RunOptions &options) {
+namespace {
+
+/// An artifact loaded, its inputs read (by name, NAME=path, or by position) and its
+/// outputs allocated.
+struct PreparedRun {
   ModelLibrary lib;
-  std::string err;
-  if (!lib.open(options.artifactDir, err))
-    return fail(err);
-  int32_t numInputs = lib.numInputs(lib.model), numOutputs = lib.numOutputs(lib.model);
-  std::vector<kiln_tensor_info> inInfo(numInputs), outInfo(numOutputs);
-  std::map<std::string, int32_t> inputIndex;
-  for (int32_t i = 0; i < numInputs; ++i) {
-    lib.inputInfo(lib.model, i, &inInfo[i]);
-    inputIndex[inInfo[i].name] = i;
-  }
-  for (int32_t i = 0; i < numOutputs; ++i)
-    lib.outputInfo(lib.model, i, &outInfo[i]);
+  int32_t numInputs = 0, numOutputs = 0;
+  std::vector<kiln_tensor_info> inInfo, outInfo;
+  std::vector<kiln::rt::HostTensor> host, results;
+  std::vector<kiln_tensor> inputs, outputs;
 
-  // Inputs by name (NAME=path) or by position.
-  std::vector<kiln::rt::HostTensor> host(numInputs);
-  std::vector<bool> given(numInputs, false);
-  int32_t position = 0;
-  for (const std::string &spec : options.inputs) {
-    size_t eq = spec.find('=');
-    int32_t index;
-    std::string path;
-    if (eq != std::string::npos && inputIndex.count(spec.substr(0, eq))) {
-      index = inputIndex[spec.substr(0, eq)];
-      path = spec.substr(eq + 1);
-    } else if (eq != std::string::npos && !std::filesystem::exists(spec)) {
-      return fail("--input names '" + spec.substr(0, eq) +
-                  "', which is not an input of the model");
-    } else {
-      index = position++;
-      path = spec;
-      if (index >= numInputs)
-        return fail("more --input files than the model's " +
-                    std::to_string(numInputs) + " inputs");
+  bool prepare(const std::string &dir, const std::vector<std::string> &specs,
+               std::string &err) {
+    if (!lib.open(dir, err))
+      return false;
+    numInputs = lib.numInputs(lib.model);
+    numOutputs = lib.numOutputs(lib.model);
+    inInfo.resize(numInputs);
+    outInfo.resize(numOutputs);
+    std::map<std::string, int32_t> inputIndex;
+    for (int32_t i = 0; i < numInputs; ++i) {
+      lib.inputInfo(lib.model, i, &inInfo[i]);
+      inputIndex[inInfo[i].name] = i;
     }
-    if (given[index])
-      return fail("input '" + std::string(inInfo[index].name) + "' given twice");
-    if (!readInput(path, host[index], err))
-      return fail(err);
-    given[index] = true;
-  }
-  for (int32_t i = 0; i < numInputs; ++i) {
-    if (!given[i])
-      return fail("missing --input for '" + std::string(inInfo[i].name) + "'");
-    // NumPy and ONNX's test data carry bfloat16 as uint16 bit patterns.
-    if (host[i].desc.dtype == kiln::rt::DType::U16 && inInfo[i].dtype == KILN_BF16)
-      host[i].desc.dtype = kiln::rt::DType::BF16;
+    for (int32_t i = 0; i < numOutputs; ++i)
+      lib.outputInfo(lib.model, i, &outInfo[i]);
+    host.resize(numInputs);
+    std::vector<bool> given(numInputs, false);
+    int32_t position = 0;
+    for (const std::string &spec : specs) {
+      size_t eq = spec.find('=');
+      int32_t index;
+      std::string path;
+      if (eq != std::string::npos && inputIndex.count(spec.substr(0, eq))) {
+        index = inputIndex[spec.substr(0, eq)];
+        path = spec.substr(eq + 1);
+      } else if (eq != std::string::npos && !std::filesystem::exists(spec)) {
+        err = "--input names '" + spec.substr(0, eq) + "', which is not an input of the model";
+        return false;
+      } else {
+        index = position++;
+        path = spec;
+        if (index >= numInputs) {
+          err = "more --input files than the model's " + std::to_string(numInputs) +
+                " inputs";
+          return false;
+        }
+      }
+      if (given[index]) {
+        err = "input '" + std::string(inInfo[index].name) + "' given twice";
+        return false;
+      }
+      if (!readTensorFile(path, host[index], err))
+        return false;
+      given[index] = true;
+    }
+    for (int32_t i = 0; i < numInputs; ++i) {
+      if (!given[i]) {
+        err = "missing --input for '" + std::string(inInfo[i].name) + "'";
+        return false;
+      }
+      // NumPy and ONNX's test data carry bfloat16 as uint16 bit patterns.
+      if (host[i].desc.dtype == kiln::rt::DType::U16 && inInfo[i].dtype == KILN_BF16)
+        host[i].desc.dtype = kiln::rt::DType::BF16;
+    }
+    inputs.resize(numInputs);
+    outputs.resize(numOutputs);
+    for (int32_t i = 0; i < numInputs; ++i)
+      inputs[i] = {static_cast<int32_t>(host[i].desc.dtype),
+                   static_cast<int32_t>(host[i].desc.shape.size()),
+                   host[i].desc.shape.data(), host[i].data.data()};
+    results.resize(numOutputs);
+    for (int32_t i = 0; i < numOutputs; ++i) {
+      results[i].desc.dtype = static_cast<kiln::rt::DType>(outInfo[i].dtype);
+      results[i].desc.shape.assign(outInfo[i].shape, outInfo[i].shape + outInfo[i].rank);
+      results[i].data.assign(bytesOf(outInfo[i]), 0);
+      outputs[i] = {outInfo[i].dtype, outInfo[i].rank, outInfo[i].shape,
+                    results[i].data.data()};
+    }
+    return true;
   }
 
-  std::vector<kiln_tensor> inputs(numInputs), outputs(numOutputs);
-  for (int32_t i = 0; i < numInputs; ++i)
-    inputs[i] = {static_cast<int32_t>(host[i].desc.dtype),
-                 static_cast<int32_t>(host[i].desc.shape.size()),
-                 host[i].desc.shape.data(), host[i].data.data()};
-  std::vector<kiln::rt::HostTensor> results(numOutputs);
-  for (int32_t i = 0; i < numOutputs; ++i) {
-    results[i].desc.dtype = static_cast<kiln::rt::DType>(outInfo[i].dtype);
-    results[i].desc.shape.assign(outInfo[i].shape, outInfo[i].shape + outInfo[i].rank);
-    results[i].data.assign(bytesOf(outInfo[i]), 0);
-    outputs[i] = {outInfo[i].dtype, outInfo[i].rank, outInfo[i].shape,
-                  results[i].data.data()};
+  /// Binds every tensor by name, as an application would, and runs once.
+  bool execute(ContextHandle &ctx, std::string &err) {
+    bool ok = ctx.context && !lib.contextError(ctx.context);
+    for (int32_t i = 0; ok && i < numInputs; ++i)
+      ok = lib.setInput(ctx.context, inInfo[i].name, &inputs[i]) == KILN_OK;
+    for (int32_t i = 0; ok && i < numOutputs; ++i)
+      ok = lib.setOutput(ctx.context, outInfo[i].name, &outputs[i]) == KILN_OK;
+    ok = ok && lib.execute(ctx.context) == KILN_OK;
+    if (!ok)
+      err = ctx.error();
+    return ok;
   }
-  // Bound by name, as an application would.
+};
+
+} // namespace
+
+bool artifactInputs(const std::string &dir, std::vector<NamedTensor> &inputs,
+                    std::string &err) {
+  ModelLibrary lib;
+  if (!lib.open(dir, err))
+    return false;
+  inputs.clear();
+  for (int32_t i = 0, n = lib.numInputs(lib.model); i < n; ++i) {
+    kiln_tensor_info info{};
+    lib.inputInfo(lib.model, i, &info);
+    NamedTensor t;
+    t.name = info.name;
+    t.tensor.desc.dtype = static_cast<kiln::rt::DType>(info.dtype);
+    t.tensor.desc.shape.assign(info.shape, info.shape + info.rank);
+    t.tensor.data.assign(bytesOf(info), 0);
+    inputs.push_back(std::move(t));
+  }
+  return true;
+}
+
+bool runArtifact(const std::string &dir, const std::vector<std::string> &inputs,
+                 std::vector<NamedTensor> &outputs, std::string &err) {
+  PreparedRun run;
+  if (!run.prepare(dir, inputs, err))
+    return false;
+  ContextHandle ctx(run.lib);
+  if (!run.execute(ctx, err))
+    return false;
+  outputs.clear();
+  for (int32_t i = 0; i < run.numOutputs; ++i)
+    outputs.push_back({run.outInfo[i].name, std::move(run.results[i])});
+  return true;
+}
+
+int runModel(const RunOptions &options) {
+  PreparedRun prepared;
+  std::string err;
+  if (!prepared.prepare(options.artifactDir, options.inputs, err))
+    return fail(err);
+  ModelLibrary &lib = prepared.lib;
+  int32_t numInputs = prepared.numInputs, numOutputs = prepared.numOutputs;
+  const std::vector<kiln_tensor_info> &outInfo = prepared.outInfo;
+  std::vector<kiln_tensor> &inputs = prepared.inputs, &outputs = prepared.outputs;
+  std::vector<kiln::rt::HostTensor> &results = prepared.results;
   ContextHandle ctx(lib);
-  if (!ctx.context || lib.contextError(ctx.context))
-    return fail(ctx.error());
-  for (int32_t i = 0; i < numInputs; ++i)
-    if (lib.setInput(ctx.context, inInfo[i].name, &inputs[i]) != KILN_OK)
-      return fail(ctx.error());
-  for (int32_t i = 0; i < numOutputs; ++i)
-    if (lib.setOutput(ctx.context, outInfo[i].name, &outputs[i]) != KILN_OK)
-      return fail(ctx.error());
-  if (lib.execute(ctx.context) != KILN_OK)
-    return fail(ctx.error());
+  if (!prepared.execute(ctx, err))
+    return fail(err);
   // --repeat/--threads: every later run, in this context or in one of its own on
   // each thread, must give the same bytes (a race between streams or between
   // contexts shows up here).

@@ -13,6 +13,7 @@
 #include "codegen/cuda/GpuArch.h"
 #include "compiler/driver/Driver.h"
 #include "dialects/onnx/OnnxSchemas.h"
+#include "tools/kiln/CompareCommand.h"
 #include "tools/kiln/RunCommand.h"
 #include "kiln/runtime/WeightsFormat.h"
 #include "kiln/runtime/model_abi.h"
@@ -178,6 +179,36 @@ int main(int argc, char **argv) {
                        "throughput is their total")
       ->check(CLI::Range(1, 256));
 
+  kiln::CompareOptions compareOptions;
+  std::string compareTargets = "host,cuda-sim";
+  CLI::App *compareCmd = app.add_subcommand(
+      "compare", "Run a model two ways (two targets, or against expected outputs or ONNX "
+                 "Runtime) and compare every output");
+  addModelOptions(compareCmd, compareOptions.model);
+  compareCmd->add_option("--targets", compareTargets,
+                         "A,B: two Kiln targets (B is the reference); one with --expected "
+                         "or --onnxruntime (default host,cuda-sim)");
+  compareCmd->add_option("--input", compareOptions.inputs,
+                         "NAME=file.npy|file.pb (repeatable); other inputs are generated")
+      ->type_name("NAME=FILE");
+  compareCmd->add_option("--seed", compareOptions.seed, "Seed of the generated inputs");
+  compareCmd->add_option("--expected", compareOptions.expected,
+                         "NAME=file.npy|file.pb: compare with these outputs (repeatable)")
+      ->type_name("NAME=FILE");
+  compareCmd->add_flag("--onnxruntime", compareOptions.onnxruntime,
+                       "Compare with ONNX Runtime (CPU), run by python3 or $KILN_PYTHON");
+  compareCmd->add_option("--atol", compareOptions.atol,
+                         "Absolute tolerance (default 1e-4): |a-b| <= atol + rtol*|b|");
+  compareCmd->add_option("--rtol", compareOptions.rtol, "Relative tolerance (default 1e-3)");
+  compareCmd->add_flag("--all-tensors", compareOptions.allTensors,
+                       "Compare every node output of the main graph and name the first "
+                       "node whose output diverges");
+  compareCmd->add_option("--work-dir", compareOptions.workDir,
+                         "Keep the builds, inputs and outputs here (default: a temporary "
+                         "directory)");
+  // Testing only: breaks one node of the reference build on purpose.
+  compareCmd->add_option("--inject-fault", compareOptions.injectFault)->group("");
+
   kiln::ModelInput inspectModel;
   CLI::App *inspectCmd = app.add_subcommand(
       "inspect", "Show a model's opsets, inputs, outputs and op histogram");
@@ -219,6 +250,17 @@ int main(int argc, char **argv) {
       compileRequest.cxx = cxx;
     compileRequest.progress = !quiet && isatty(STDERR_FILENO);
     return check(kiln::compileModel(compileRequest, error), error);
+  }
+  if (compareCmd->parsed()) {
+    compareOptions.targets.clear();
+    for (llvm::StringRef rest = compareTargets; !rest.empty();) {
+      auto [target, tail] = rest.split(',');
+      compareOptions.targets.push_back(target.str());
+      rest = tail;
+    }
+    if (const char *cxx = std::getenv("CXX"))
+      compareOptions.cxx = cxx;
+    return kiln::compareModel(compareOptions);
   }
   if (runCmd->parsed())
     return kiln::runModel(runOptions);
