@@ -101,6 +101,13 @@ static void optimizeModule(llvm::Module &module, llvm::TargetMachine &machine,
   pb.crossRegisterProxies(lam, fam, cgam, mam);
   llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
   if (options.threadSanitizer) {
+    // The models link g++'s libtsan (-fsanitize=thread), which has no __tsan_memset
+    // or __tsan_memcpy: memory intrinsics stay libc calls, which its interceptors
+    // check.
+    auto &registered = llvm::cl::getRegisteredOptions();
+    auto memIntrinsics = registered.find("tsan-instrument-memintrinsics");
+    if (memIntrinsics != registered.end())
+      static_cast<llvm::cl::opt<bool> *>(memIntrinsics->second)->setValue(false);
     for (llvm::Function &f : module)
       if (!f.isDeclaration())
         f.addFnAttr(llvm::Attribute::SanitizeThread);
