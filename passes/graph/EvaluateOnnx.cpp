@@ -905,7 +905,7 @@ std::optional<std::vector<double>> floatValuesOf(Value v) {
       return std::nullopt;
     ArrayRef<char> data = blob->getData();
     unsigned bytes = elem.getWidth() / 8;
-    if (data.size() != type.getNumElements() * bytes)
+    if (data.size() != static_cast<size_t>(type.getNumElements()) * bytes)
       return std::nullopt;
     for (int64_t i = 0, e = type.getNumElements(); i < e; ++i) {
       const char *p = data.data() + i * bytes;
