@@ -98,6 +98,22 @@ def main():
     if "Kiln: compiling" not in dry:
         failures.append("touching the model does not recompile it:\n" + dry)
 
+    # kiln_add_model's misuse is a configure error that names the problem.
+    for args_text, message in (("", "MODEL file.onnx is required"),
+                               (f'MODEL "{model}" TARGET tpu', "TARGET tpu: expected host"),
+                               (f'MODEL "{model}" PRECISION fp16', "compiles fp32 only")):
+        project = os.path.join(work, "misuse")
+        os.makedirs(project, exist_ok=True)
+        with open(os.path.join(project, "CMakeLists.txt"), "w") as f:
+            f.write("cmake_minimum_required(VERSION 3.20)\nproject(misuse CXX)\n"
+                    f"find_package(Kiln CONFIG REQUIRED)\nkiln_add_model(m {args_text})\n")
+        p = subprocess.run(["cmake", "-S", project, "-B", os.path.join(project, "build"),
+                            f"-DCMAKE_PREFIX_PATH={prefix}"], capture_output=True, text=True)
+        shutil.rmtree(os.path.join(project, "build"), ignore_errors=True)
+        if p.returncode == 0 or message not in " ".join(p.stderr.split()):
+            failures.append(f"kiln_add_model(m {args_text}): exit {p.returncode}, "
+                            f"expected an error with '{message}'")
+
     # The cuda target builds against the same package and runs on the mock driver.
     env = dict(os.environ, KILN_CUDA_DRIVER=args.mock_driver)
     _, out = example("cuda", "-DTARGET=cuda", env=env)
