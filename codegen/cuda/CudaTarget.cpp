@@ -74,7 +74,10 @@ kiln::rt::Status runContext(kiln_context *c, const kiln_tensor *in, kiln_tensor 
     outPtrs[i] = staged ? c->cuda.stagedOutput(i) : reinterpret_cast<CUdeviceptr>(out[i].data);
     bindings.push_back(outPtrs[i]);
   }
-  auto caller = staged ? nullptr : static_cast<kiln::rt::CUstream>(stream);
+  // A device run is ordered with the caller's stream, null being CUDA's default one.
+  kiln::rt::CudaContext::Caller caller;
+  if (!staged)
+    caller = static_cast<kiln::rt::CUstream>(stream);
   if (s)
     s = c->cuda.run(caller, bindings, [&] { return issue(c->cuda, inPtrs, outPtrs); });
   for (int32_t i = 0; s && staged && i < kNumOutputs; ++i)

@@ -185,11 +185,11 @@ Status CudaContext::makeCurrent() {
   return Status::ok();
 }
 
-Status CudaContext::begin(CUstream caller) {
+Status CudaContext::begin(Caller caller) {
   // The plan forks its other streams from stream 0 with its own events.
   if (caller) {
     CUevent start = events_.back();
-    KILN_CU(d_->cuEventRecord(start, caller), "cuEventRecord");
+    KILN_CU(d_->cuEventRecord(start, *caller), "cuEventRecord");
     KILN_CU(d_->cuStreamWaitEvent(streams_[0], start, 0), "cuStreamWaitEvent");
   }
   return Status::ok();
@@ -229,12 +229,12 @@ Status CudaContext::wait(int event, int stream) {
   return Status::ok();
 }
 
-Status CudaContext::end(CUstream caller) {
+Status CudaContext::end(Caller caller) {
   // The plan joins its streams into stream 0.
   if (caller) {
     CUevent done = events_.back();
     KILN_CU(d_->cuEventRecord(done, streams_[0]), "cuEventRecord");
-    KILN_CU(d_->cuStreamWaitEvent(caller, done, 0), "cuStreamWaitEvent");
+    KILN_CU(d_->cuStreamWaitEvent(*caller, done, 0), "cuStreamWaitEvent");
   }
   return Status::ok();
 }
@@ -246,11 +246,11 @@ Status CudaContext::beginCapture() {
   }
   KILN_CU(d_->cuStreamBeginCapture(streams_[0], kCaptureModeThreadLocal),
           "cuStreamBeginCapture");
-  return begin(nullptr);
+  return begin(std::nullopt);
 }
 
 Status CudaContext::endCapture(const Status &body) {
-  Status joined = body ? end(nullptr) : body;
+  Status joined = body ? end(std::nullopt) : body;
   CUgraph graph = nullptr;
   Status s = check(d_->cuStreamEndCapture(streams_[0], &graph), "cuStreamEndCapture");
   if (!joined)
@@ -262,8 +262,8 @@ Status CudaContext::endCapture(const Status &body) {
   return s;
 }
 
-Status CudaContext::replay(CUstream caller) {
-  KILN_CU(d_->cuGraphLaunch(graphExec_, caller ? caller : streams_[0]), "cuGraphLaunch");
+Status CudaContext::replay(Caller caller) {
+  KILN_CU(d_->cuGraphLaunch(graphExec_, caller ? *caller : streams_[0]), "cuGraphLaunch");
   return Status::ok();
 }
 

@@ -84,7 +84,7 @@ TEST_CASE("CudaModel orders streams with events and stays inside its buffers",
   REQUIRE(s);
   size_t before = mockTrace().size();
   // What the generated code issues for a plan with a fork, a dependency and a join.
-  REQUIRE(m.begin(nullptr));
+  REQUIRE(m.begin(std::nullopt));
   REQUIRE(m.record(0, 0));
   REQUIRE(m.wait(0, 1));
   REQUIRE(m.launch({0, {4, 1, 1}, {128, 1, 1}, 0}, {m.arena(), m.arena() + 512}));
@@ -94,7 +94,7 @@ TEST_CASE("CudaModel orders streams with events and stays inside its buffers",
                    {m.arena() + 512, m.weights(), m.stagedOutput(0)}));
   REQUIRE(m.record(2, 1));
   REQUIRE(m.wait(2, 0));
-  REQUIRE(m.end(nullptr));
+  REQUIRE(m.end(std::nullopt));
   std::string run = mockTrace().substr(before);
   size_t fork = run.find("wait "), scale = run.find("launch scale"),
          cross = run.find("wait ", scale), add = run.find("launch add"),

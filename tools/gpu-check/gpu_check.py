@@ -136,12 +136,12 @@ class Info(ctypes.Structure):
 
 
 def tensors(specs):
-    """[(shape, numpy dtype name, data pointer)] -> a kiln_tensor array for the C ABI
-    (the shape arrays it points to are kept alive with it)."""
+    """[(shape, numpy dtype name or ONNX dtype code, data pointer)] -> a kiln_tensor array
+    for the C ABI (the shape arrays it points to are kept alive with it)."""
     codes = {v: k for k, v in DTYPES.items()}
     shapes = [(ctypes.c_int64 * max(1, len(shape)))(*shape) for shape, _, _ in specs]
     array = (Tensor * max(1, len(specs)))(
-        *[Tensor(codes[dtype], len(shape), dims, ptr)
+        *[Tensor(dtype if isinstance(dtype, int) else codes[dtype], len(shape), dims, ptr)
           for (shape, dtype, ptr), dims in zip(specs, shapes)])
     array.shapes = shapes
     return array
@@ -197,13 +197,27 @@ def load_model(model_dir):
     return m, model, context, ("context: " + err.decode()) if err else None
 
 
+def input_codes(m, model):
+    """The ONNX dtype codes of the model's inputs."""
+    m.kiln_model_input_info.argtypes = [ctypes.c_void_p, ctypes.c_int32, ctypes.POINTER(Info)]
+    m.kiln_model_num_inputs.argtypes = [ctypes.c_void_p]
+    codes = []
+    for i in range(m.kiln_model_num_inputs(model)):
+        info = Info()
+        m.kiln_model_input_info(model, i, ctypes.byref(info))
+        codes.append(info.dtype)
+    return codes
+
+
 def output_shapes(m, model):
-    """[(shape, numpy dtype name)] of the model's outputs."""
+    """[(shape, numpy dtype name, ONNX dtype code)] of the model's outputs (bfloat16 as
+    uint16 bits)."""
     shapes = []
     for i in range(m.kiln_model_num_outputs(model)):
         info = Info()
         m.kiln_model_output_info(model, i, ctypes.byref(info))
-        shapes.append(([info.shape[d] for d in range(info.rank)], DTYPES[info.dtype]))
+        shapes.append(([info.shape[d] for d in range(info.rank)],
+                       "uint16" if info.dtype == 16 else DTYPES[info.dtype], info.dtype))
     return shapes
 
 
@@ -222,23 +236,33 @@ def run_test(test, runtime, cxx):
     seconds = 0.0
     for ds in sorted(glob.glob(os.path.join(test, "test_data_set_*"))):
         def load(path):
+            """(C-contiguous array, ONNX dtype code); rank 0 stays rank 0 (which
+            np.ascontiguousarray would make [1]); bfloat16 as its uint16 bits."""
             t = onnx.TensorProto()
             with open(path, "rb") as f:
                 t.ParseFromString(f.read())
-            return np.ascontiguousarray(numpy_helper.to_array(t))
+            a = numpy_helper.to_array(t)
+            if t.data_type == 16 and a.dtype.itemsize != 2:
+                a = (a.astype(np.float32).view(np.uint32) >> 16).astype(np.uint16)
+            elif t.data_type == 16:
+                a = a.view(np.uint16)
+            return np.require(a, requirements="C"), t.data_type
         ins = [load(p) for p in sorted(glob.glob(os.path.join(ds, "input_*.pb")),
                                        key=lambda p: int(p.rsplit("_", 1)[1][:-3]))]
         refs = [load(p) for p in sorted(glob.glob(os.path.join(ds, "output_*.pb")),
                                         key=lambda p: int(p.rsplit("_", 1)[1][:-3]))]
-        outs = [np.zeros(shape, dtype=dtype) for shape, dtype in output_shapes(m, model)]
-        tin = tensors([(a.shape, str(a.dtype), a.ctypes.data) for a in ins])
-        tout = tensors([(a.shape, str(a.dtype), a.ctypes.data) for a in outs])
+        specs = output_shapes(m, model)
+        outs = [np.zeros(shape, dtype=dtype) for shape, dtype, _ in specs]
+        # bfloat16 inputs are stored as uint16 in ONNX 1.12's test data: the model's type
+        tin = tensors([(a.shape, 16 if code == 4 and want == 16 else code, a.ctypes.data)
+                       for (a, code), want in zip(ins, input_codes(m, model))])
+        tout = tensors([(a.shape, code, a.ctypes.data) for a, (_, _, code) in zip(outs, specs)])
         start = time.perf_counter()
         rc = m.kiln_context_run(context, tin, len(ins), tout, nout)
         seconds += time.perf_counter() - start
         if rc != 0:
             return name, "fail", "run: " + m.kiln_context_error(context).decode(), seconds
-        for ref, got in zip(refs, outs):
+        for (ref, _), got in zip(refs, outs):
             try:
                 if ref.dtype.kind in "fc":
                     np.testing.assert_allclose(got, ref, rtol=1e-3, atol=1e-7, equal_nan=True)
@@ -279,7 +303,7 @@ def run_kiln_variant(model_dir, xin, ref, iterations):
         return {"status": "fail", "detail": error}
     gpu = xin.is_cuda
     outs = [torch.full(shape, float("nan"), device=xin.device).to(getattr(torch, dtype))
-            for shape, dtype in output_shapes(m, model)]  # poisoned: every element written?
+            for shape, dtype, _ in output_shapes(m, model)]  # poisoned: every element written?
     tin, tout = [tensors([(t.shape, str(t.dtype).replace("torch.", ""), t.data_ptr())
                           for t in ts]) for ts in ([xin], outs)]
     stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream) if gpu else None
@@ -355,14 +379,12 @@ def measure(model_dir, base, build_net, iterations, torch_compile, variants=()):
 VARIANTS = [("1stream", ["--max-streams", "1"]), ("graph", ["--cuda-graph"])]
 
 
-def run_zoo_model(args, kiln, zoo, name, runtime, cxx):
-    """One zoo model: export (device PyTorch), compile (bundled kiln), build, measure."""
-    sys.path.insert(0, os.path.join(args.out, "models"))
-    import export_zoo
-    row = {"model": name}
-    export_zoo.export(name, 1, False, zoo, 17, False)
+def compile_zoo_model(args, kiln, zoo, name, runtime, cxx):
+    """One exported zoo model compiled (bundled kiln) and built, the default plan and each
+    of VARIANTS: (row, [(label, dir)]), the row's status "fail" when one did not build."""
     onnx_path = os.path.join(zoo, name + ".onnx")
     out = os.path.join(zoo, name + ".cuda")
+    row = {"model": name}
 
     def compile_variant(directory, extra, report=None):
         cmd = [kiln, "compile", onnx_path, "--target", "cuda", "--gpu-arch", args.gpu_arch,
@@ -375,37 +397,55 @@ def run_zoo_model(args, kiln, zoo, name, runtime, cxx):
     error = compile_variant(out, [], out + ".json")
     row["compile_s"] = time.time() - t0
     if error:
-        return dict(row, status="fail", detail=error)
+        return dict(row, status="fail", detail=error), []
     with open(out + ".json") as f:
         report = json.load(f)
     row["launches"], row["streams"], row["events"] = \
         report.get("launches"), report.get("streams"), report.get("events")
-    variants = []
+    variants = [("", out)]
     for label, extra in VARIANTS:
         directory = f"{out}.{label}"
         error = compile_variant(directory, extra)
         if error:
-            return dict(row, status="fail", detail=f"{label}: {error}")
+            return dict(row, status="fail", detail=f"{label}: {error}"), []
         variants.append((label, directory))
-    return dict(row, **measure(out, os.path.join(zoo, name), lambda: export_zoo.build(name, 1)[0],
-                               args.iterations, name in args.torch_compile, variants))
+    return row, variants
 
 
 def run_zoo(args, runtime, cxx):
+    """Exports every zoo model (device PyTorch, one at a time), compiles them all in
+    parallel, then measures them one at a time (nothing else running)."""
     with tarfile.open(os.path.join(args.out, "kiln-bundle.tar.xz")) as tar:
         tar.extractall(args.out)
     kiln = os.path.join(args.out, "kiln", "kiln")
     zoo = os.path.join(args.out, "zoo")
     os.makedirs(zoo, exist_ok=True)
-    rows = []
+    sys.path.insert(0, os.path.join(args.out, "models"))
+    import export_zoo
+    exported, rows = [], {}
     for name in args.zoo:
         try:
-            row = run_zoo_model(args, kiln, zoo, name, runtime, cxx)
+            export_zoo.export(name, 1, False, zoo, 17, False)
+            exported.append(name)
         except Exception as e:  # one model's trouble must not hide the others' numbers
-            row = {"model": name, "status": "fail", "detail": f"{type(e).__name__}: {e}"[:200]}
-        rows.append(row)
-        print(json.dumps(row), flush=True)
-    return rows
+            rows[name] = {"model": name, "status": "fail",
+                          "detail": f"export: {type(e).__name__}: {e}"[:200]}
+    with concurrent.futures.ThreadPoolExecutor(len(exported) or 1) as pool:
+        built = dict(zip(exported, pool.map(
+            lambda n: compile_zoo_model(args, kiln, zoo, n, runtime, cxx), exported)))
+    for name in args.zoo:
+        if name in built:
+            row, variants = built[name]
+            if row.get("status") != "fail":
+                try:
+                    row.update(measure(variants[0][1], os.path.join(zoo, name),
+                                       lambda: export_zoo.build(name, 1)[0], args.iterations,
+                                       name in args.torch_compile, variants[1:]))
+                except Exception as e:
+                    row.update(status="fail", detail=f"{type(e).__name__}: {e}"[:200])
+            rows[name] = row
+        print(json.dumps(rows[name]), flush=True)
+    return [rows[n] for n in args.zoo]
 
 
 def run(args):

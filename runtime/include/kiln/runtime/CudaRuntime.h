@@ -17,6 +17,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -138,9 +139,14 @@ public:
   CUdeviceptr stagedInput(int i) const { return inputs_[i]; }
   CUdeviceptr stagedOutput(int i) const { return outputs_[i]; }
 
+  /// The stream a run is ordered with: none for a staged run (the context's own
+  /// streams, synchronized by the caller of upload/download); otherwise the caller's
+  /// CUstream, where null is CUDA's default (legacy) stream, as in cuBLAS and cuDNN.
+  using Caller = std::optional<CUstream>;
+
   /// Starts a run on the calling thread (the model's context made current):
-  /// stream 0 waits for `caller` (may be null).
-  Status begin(CUstream caller);
+  /// stream 0 waits for `caller`'s work so far.
+  Status begin(Caller caller);
   /// One kernel launch with `args` device pointers as its parameters.
   Status launch(const Launch &l, std::initializer_list<CUdeviceptr> args);
   /// Device-to-device copy on a plan stream.
@@ -148,14 +154,14 @@ public:
   /// The plan's events: record on one stream, wait on another.
   Status record(int event, int stream);
   Status wait(int event, int stream);
-  /// Ends a run: `caller` (may be null) waits for stream 0, which the plan joined
-  /// every other stream into.
-  Status end(CUstream caller);
+  /// Ends a run: `caller` waits for stream 0, which the plan joined every other
+  /// stream into.
+  Status end(Caller caller);
 
   /// Runs `body` (which issues the launches) directly, or through a CUDA graph
   /// captured on the first call for these `bindings` and replayed afterwards.
   template <typename Body>
-  Status run(CUstream caller, const std::vector<CUdeviceptr> &bindings, Body body) {
+  Status run(Caller caller, const std::vector<CUdeviceptr> &bindings, Body body) {
     Status current = makeCurrent();
     if (!current)
       return current;
@@ -189,7 +195,7 @@ private:
   Status makeCurrent();
   Status beginCapture();
   Status endCapture(const Status &body);
-  Status replay(CUstream caller);
+  Status replay(Caller caller);
   void release();
 
   const CudaModel *model_ = nullptr;

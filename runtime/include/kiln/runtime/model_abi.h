@@ -121,9 +121,11 @@ kiln_status kiln_context_run(kiln_context *context, const kiln_tensor *inputs,
                              int32_t num_inputs, kiln_tensor *outputs,
                              int32_t num_outputs);
 
-/* Runs the model on tensors already in the target's memory: device pointers on
- * `stream` (a CUstream; NULL: the context's own stream) for cuda models, where the
- * call only enqueues the work; host pointers, synchronously, for host models. */
+/* Runs the model on tensors already in the target's memory: for cuda models, device
+ * pointers, the work enqueued in order with `stream` (a CUstream; NULL is CUDA's
+ * default stream, as in cuBLAS and cuDNN): it starts after the stream's earlier work
+ * and the stream's later work starts after it; the call does not wait. For host
+ * models, host pointers, synchronously (`stream` unused). */
 kiln_status kiln_context_run_device(kiln_context *context, const kiln_tensor *inputs,
                                     int32_t num_inputs, kiln_tensor *outputs,
                                     int32_t num_outputs, void *stream);
