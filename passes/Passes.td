@@ -169,6 +169,47 @@ def MergeSiblings : Pass<"kiln-merge-siblings", "mlir::func::FuncOp"> {
   }];
 }
 
+def ConvertToFp16 : Pass<"kiln-convert-to-fp16", "mlir::func::FuncOp"> {
+  let summary = "Compute float tensors in f16, keeping precision-sensitive ops in f32";
+  let description = [{
+    Part of the graph phase with `--precision fp16` or `auto` (last, after the
+    graph rewrites). Every op that computes f32 tensors computes f16 instead,
+    except the keep-list (fp16KeepReason in passes/graph/ConvertToFp16.h): ops
+    whose range or precision f16 lacks (Softmax/LogSoftmax, normalizations, the
+    Reduce* sums, CumSum, Exp, Log, Pow, Range, Resize, losses, quantization),
+    ops with subgraphs, Cast/ConstantOfShape/EyeLike (their type is the model's),
+    and the nodes named by `keep-f32`. Casts join the two: one per value and
+    precision, fused into the neighbouring kernels by the kernels phase. A float
+    constant read in f16 becomes an f16 constant (weights stored in half the
+    bytes) unless a value lies outside f16's finite range; then it keeps f32 and
+    a Cast converts it. Contractions and sums accumulate in f32 whatever their
+    operands (the lowering's accumulator policy). With `keep-io-types` (the
+    default) the graph's inputs and outputs keep their types (Casts at the
+    edges); without, f32 inputs and outputs become f16.
+
+    Before:
+    ```mlir
+    %w = "onnx.Constant"() {value = dense<...> : tensor<8x4xf32>}
+    %y = "onnx.MatMul"(%x, %w) : (tensor<2x8xf32>, tensor<8x4xf32>) -> tensor<2x4xf32>
+    %z = "onnx.Softmax"(%y) : (tensor<2x4xf32>) -> tensor<2x4xf32>
+    ```
+    After:
+    ```mlir
+    %w = "onnx.Constant"() {value = dense<...> : tensor<8x4xf16>}
+    %x16 = "onnx.Cast"(%x) {to = 10} : (tensor<2x8xf32>) -> tensor<2x8xf16>
+    %y = "onnx.MatMul"(%x16, %w) : (tensor<2x8xf16>, tensor<8x4xf16>) -> tensor<2x4xf16>
+    %y32 = "onnx.Cast"(%y) {to = 1} : (tensor<2x4xf16>) -> tensor<2x4xf32>
+    %z = "onnx.Softmax"(%y32) : (tensor<2x4xf32>) -> tensor<2x4xf32>
+    ```
+  }];
+  let options = [
+    Option<"keepIoTypes", "keep-io-types", "bool", /*default=*/"true",
+           "Keep the graph's input and output types (Casts at the edges)">,
+    ListOption<"keepF32", "keep-f32", "std::string",
+               "Nodes (by name) that stay in f32 besides the keep-list">,
+  ];
+}
+
 def SimplifyViews : Pass<"kiln-simplify-views", "mlir::func::FuncOp"> {
   let summary = "Simplify transpose and reshape chains";
   let description = [{

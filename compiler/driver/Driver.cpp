@@ -370,6 +370,9 @@ bool compileModel(const CompileRequest &request, std::string &error) {
   options.noFuse = request.noFuse;
   options.maxStreams = request.maxStreams;
   options.memoryBudget = request.memoryBudget;
+  options.fp16 = request.precision != "fp32";
+  options.keepIoTypes = request.keepIoTypes;
+  options.keepF32 = request.keepF32;
   options.target = target.get();
   CompileReport report;
   report.model = path;

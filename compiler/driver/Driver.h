@@ -77,6 +77,16 @@ struct CompileRequest {
   /// arena budget in bytes (0: none) (CompileOptions).
   int64_t maxStreams = 0;
   int64_t memoryBudget = 0;
+  /// fp32, fp16 (kiln-convert-to-fp16) or auto (fp16, checked against fp32 on
+  /// sample inputs; ops whose error grows past the tolerance move back to f32).
+  std::string precision = "fp32";
+  /// fp16/auto: keep the graph's input and output types; nodes kept in f32.
+  bool keepIoTypes = true;
+  std::vector<std::string> keepF32;
+  /// auto: sample inputs (NAME=file.npy|.pb; others generated) and the tolerance
+  /// (max abs error <= tolerance x the f32 output's max magnitude).
+  std::vector<std::string> sampleInputs;
+  double fp16Tolerance = 1e-2;
   /// The artifact directory, or with compileTo the IR file ("" or "-": stdout).
   std::string output;
   /// Also build libmodel.so.

@@ -88,6 +88,12 @@ void buildGraphPipeline(OpPassManager &pm, const CompileOptions &options) {
   pm.addNestedPass<func::FuncOp>(createSimplifyViews());
   if (!ruleOff(disabled, "composites"))
     pm.addNestedPass<func::FuncOp>(createRecognizeComposites());
+  if (options.fp16) {
+    ConvertToFp16Options fp16;
+    fp16.keepIoTypes = options.keepIoTypes;
+    fp16.keepF32 = options.keepF32;
+    pm.addNestedPass<func::FuncOp>(createConvertToFp16(fp16));
+  }
   pm.addPass(createCanonicalizerPass());
 }
 

@@ -39,6 +39,12 @@ struct CompileOptions {
   /// default), the arena budget in bytes (0: none).
   int64_t maxStreams = 0;
   int64_t memoryBudget = 0;
+  /// Precision (kiln-convert-to-fp16 at the end of the graph phase): fp16 computes
+  /// float tensors in f16 except the keep-list and the nodes in keepF32;
+  /// keepIoTypes keeps the graph's input and output types.
+  bool fp16 = false;
+  bool keepIoTypes = true;
+  std::vector<std::string> keepF32;
 };
 
 void buildGraphPipeline(mlir::OpPassManager &pm, const CompileOptions &options);

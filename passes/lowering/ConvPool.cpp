@@ -141,17 +141,20 @@ struct ConvLowering : OpConversionPattern<onnx::ConvOp> {
     SmallVector<utils::IteratorType> iterators(2, utils::IteratorType::parallel);
     iterators.append(1 + spatial, utils::IteratorType::reduction);
     iterators.append(spatial, utils::IteratorType::parallel);
-    Value init = filledTensor(rewriter, loc, type, 0);
+    RankedTensorType accType = accumulatorTensorType(type);
+    Type acc = accType.getElementType();
+    Value init = filledTensor(rewriter, loc, accType, 0);
     auto conv = rewriter.create<linalg::GenericOp>(
-        loc, TypeRange{type}, ValueRange{x, adaptor.getW()}, ValueRange{init},
+        loc, TypeRange{accType}, ValueRange{x, adaptor.getW()}, ValueRange{init},
         ArrayRef<AffineMap>{AffineMap::get(numDims, 0, xExprs, ctx),
                             AffineMap::get(numDims, 0, wExprs, ctx),
                             AffineMap::get(numDims, 0, yExprs, ctx)},
-        iterators, [](OpBuilder &b, Location l, ValueRange a) {
-          Value p = b.create<arith::MulFOp>(l, a[0], a[1]);
+        iterators, [acc](OpBuilder &b, Location l, ValueRange a) {
+          Value p = b.create<arith::MulFOp>(l, castFloat(b, l, a[0], acc),
+                                            castFloat(b, l, a[1], acc));
           b.create<linalg::YieldOp>(l, b.create<arith::AddFOp>(l, a[2], p).getResult());
         });
-    Value y = conv.getResult(0);
+    Value y = fromAccumulator(rewriter, loc, conv.getResult(0), type);
     rewriter.replaceOp(op, addChannelBias(rewriter, loc, y, adaptor.getB()));
     return success();
   }
@@ -295,7 +298,8 @@ WindowSpace windowSpace(MLIRContext *ctx, int64_t spatial, const Window &w) {
   return space;
 }
 
-/// Sums (or maxes) windows of a padded (N, C, spatial...) tensor into `type`.
+/// Sums (or maxes) windows of a padded (N, C, spatial...) tensor into `type`'s
+/// shape: a max in `type`, a sum in its accumulator type.
 Value poolWindows(OpBuilder &b, Location loc, Value x, RankedTensorType type,
                   const Window &w, bool isMax, bool isUnsigned = false) {
   int64_t spatial = type.getRank() - 2;
@@ -310,15 +314,19 @@ Value poolWindows(OpBuilder &b, Location loc, Value x, RankedTensorType type,
     initValue = -std::numeric_limits<double>::infinity();
   else if (isMax && !isUnsigned)
     initValue = -std::ldexp(1.0, elem.getIntOrFloatBitWidth() - 1);
-  Value init = filledTensor(b, loc, type, initValue);
+  // Sums accumulate in the accumulator type; a max is exact in its own.
+  RankedTensorType accType = isMax ? type : accumulatorTensorType(type);
+  Type acc = accType.getElementType();
+  Value init = filledTensor(b, loc, accType, initValue);
   auto generic = b.create<linalg::GenericOp>(
-      loc, TypeRange{type}, ValueRange{x, kernel}, ValueRange{init},
+      loc, TypeRange{accType}, ValueRange{x, kernel}, ValueRange{init},
       ArrayRef<AffineMap>{space.input, space.window, space.output}, space.iterators,
-      [isMax, isUnsigned](OpBuilder &nb, Location l, ValueRange a) {
+      [isMax, isUnsigned, acc](OpBuilder &nb, Location l, ValueRange a) {
         Value r;
         if (isa<FloatType>(a[0].getType()))
           r = isMax ? nb.create<arith::MaximumFOp>(l, a[2], a[0]).getResult()
-                    : nb.create<arith::AddFOp>(l, a[2], a[0]).getResult();
+                    : nb.create<arith::AddFOp>(l, a[2], castFloat(nb, l, a[0], acc))
+                          .getResult();
         else if (isUnsigned)
           r = nb.create<arith::MaxUIOp>(l, a[2], a[0]);
         else
@@ -501,8 +509,11 @@ struct PoolLowering : ConversionPattern {
                     count = b.create<arith::MulIOp>(l, count, taps);
                   }
                   Value n = b.create<arith::IndexCastOp>(l, b.getI64Type(), count);
-                  Value f = b.create<arith::SIToFPOp>(l, type.getElementType(), n);
-                  b.create<linalg::YieldOp>(l, b.create<arith::DivFOp>(l, args[0], f).getResult());
+                  // The window sum is in the accumulator type: divide there.
+                  Value f = b.create<arith::SIToFPOp>(l, args[0].getType(), n);
+                  b.create<linalg::YieldOp>(
+                      l, castFloat(b, l, b.create<arith::DivFOp>(l, args[0], f),
+                                   type.getElementType()));
                 })
             .getResult(0);
     rewriter.replaceOp(op, avg);

@@ -52,6 +52,36 @@ Value filledTensor(OpBuilder &b, Location loc, RankedTensorType type, double val
   return b.create<linalg::FillOp>(loc, scalar, emptyTensor(b, loc, type)).getResult(0);
 }
 
+Type accumulatorType(Type elem) {
+  if (elem.isF16() || elem.isBF16())
+    return Float32Type::get(elem.getContext());
+  return elem;
+}
+
+RankedTensorType accumulatorTensorType(RankedTensorType type) {
+  return RankedTensorType::get(type.getShape(), accumulatorType(type.getElementType()));
+}
+
+Value castFloat(OpBuilder &b, Location loc, Value v, Type to) {
+  auto from = dyn_cast<FloatType>(v.getType());
+  auto target = dyn_cast<FloatType>(to);
+  if (!from || !target || from == target)
+    return v;
+  if (from.getWidth() < target.getWidth())
+    return b.create<arith::ExtFOp>(loc, target, v);
+  return b.create<arith::TruncFOp>(loc, target, v);
+}
+
+Value fromAccumulator(OpBuilder &b, Location loc, Value acc, RankedTensorType type) {
+  if (acc.getType() == type)
+    return acc;
+  Type elem = type.getElementType();
+  return buildElementwise(b, loc, type, ValueRange{acc},
+                          [&](OpBuilder &nb, Location l, ValueRange a) {
+                            return castFloat(nb, l, a[0], elem);
+                          });
+}
+
 Value perChannel(OpBuilder &b, Location loc, Value v, int64_t rank) {
   auto t = cast<RankedTensorType>(v.getType());
   SmallVector<int64_t> shape{t.getNumElements()};

@@ -38,6 +38,23 @@ mlir::Value emptyTensor(mlir::OpBuilder &b, mlir::Location loc,
 mlir::Value filledTensor(mlir::OpBuilder &b, mlir::Location loc,
                          mlir::RankedTensorType type, double value);
 
+/// Kiln's one accumulator-type policy: every lowering that sums (contractions,
+/// convolutions, pooling, reductions) accumulates 16-bit floats in f32, reading and
+/// writing the tensors' own type; other types accumulate in themselves. Both
+/// targets inherit it from the IR (the f32 accumulator is the contraction's result,
+/// the conversion back an epilogue that keeps it out of memory).
+mlir::Type accumulatorType(mlir::Type elem);
+/// `type` with accumulatorType() elements.
+mlir::RankedTensorType accumulatorTensorType(mlir::RankedTensorType type);
+/// The scalar `v` as the float type `to` (extf or truncf); `v` when it already is
+/// (or is not a float).
+mlir::Value castFloat(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v,
+                      mlir::Type to);
+/// The accumulator tensor `acc` as `type` (an elementwise truncf), or `acc` when its
+/// type is `type` already.
+mlir::Value fromAccumulator(mlir::OpBuilder &b, mlir::Location loc, mlir::Value acc,
+                            mlir::RankedTensorType type);
+
 /// A per-channel vector [C] reshaped to [C, 1, ..., 1] so that it broadcasts
 /// against an (N, C, spatial...) tensor of rank `rank`.
 mlir::Value perChannel(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v,

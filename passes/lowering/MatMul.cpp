@@ -41,14 +41,17 @@ Value contraction(OpBuilder &b, Location loc, Value lhs, Value rhs,
   SmallVector<utils::IteratorType> iterators(rank - 1, utils::IteratorType::parallel);
   iterators.push_back(utils::IteratorType::reduction); // k
   iterators.push_back(utils::IteratorType::parallel);  // n
+  RankedTensorType accType = accumulatorTensorType(resultType);
+  Type acc = accType.getElementType();
   auto generic = b.create<linalg::GenericOp>(
-      loc, TypeRange{resultType}, ValueRange{lhs, rhs},
-      ValueRange{filledTensor(b, loc, resultType, 0)},
+      loc, TypeRange{accType}, ValueRange{lhs, rhs},
+      ValueRange{filledTensor(b, loc, accType, 0)},
       ArrayRef<AffineMap>{lhsMap, rhsMap, outMap}, iterators,
-      [](OpBuilder &nb, Location nl, ValueRange args) {
-        nb.create<linalg::YieldOp>(nl, multiplyAdd(nb, nl, args[0], args[1], args[2]));
+      [acc](OpBuilder &nb, Location nl, ValueRange args) {
+        nb.create<linalg::YieldOp>(nl, multiplyAdd(nb, nl, castFloat(nb, nl, args[0], acc),
+                                                   castFloat(nb, nl, args[1], acc), args[2]));
       });
-  return generic.getResult(0);
+  return fromAccumulator(b, loc, generic.getResult(0), resultType);
 }
 
 struct MatMulLowering : OpConversionPattern<onnx::MatMulOp> {
@@ -316,20 +319,24 @@ struct EinsumLowering : OpConversionPattern<onnx::EinsumOp> {
     SmallVector<utils::IteratorType> iterators(numParallel, utils::IteratorType::parallel);
     iterators.append(numLoops - numParallel, utils::IteratorType::reduction);
     Location loc = op.getLoc();
+    RankedTensorType accType = accumulatorTensorType(type);
+    Type accElem = accType.getElementType();
     auto generic = rewriter.create<linalg::GenericOp>(
-        loc, TypeRange{type}, inputs, ValueRange{filledTensor(rewriter, loc, type, 0)},
+        loc, TypeRange{accType}, inputs, ValueRange{filledTensor(rewriter, loc, accType, 0)},
         maps, iterators, [&](OpBuilder &b, Location l, ValueRange args) {
-          Value product = args[0];
+          Value product = castFloat(b, l, args[0], accElem);
           bool isFloat = isa<FloatType>(product.getType());
-          for (Value x : args.drop_front().drop_back())
+          for (Value x : args.drop_front().drop_back()) {
+            x = castFloat(b, l, x, accElem);
             product = isFloat ? b.create<arith::MulFOp>(l, product, x).getResult()
                               : b.create<arith::MulIOp>(l, product, x).getResult();
+          }
           Value acc = args.back();
           b.create<linalg::YieldOp>(
               l, isFloat ? b.create<arith::AddFOp>(l, acc, product).getResult()
                          : b.create<arith::AddIOp>(l, acc, product).getResult());
         });
-    rewriter.replaceOp(op, generic.getResult(0));
+    rewriter.replaceOp(op, fromAccumulator(rewriter, loc, generic.getResult(0), type));
     return success();
   }
 };

@@ -35,16 +35,21 @@ Value reduceDims(OpBuilder &b, Location loc, Value input, ArrayRef<bool> reduced
     outExprs.push_back(getAffineDimExpr(d, ctx));
   }
   auto outType = RankedTensorType::get(shape, type.getElementType());
-  Value acc = filledTensor(b, loc, outType, init);
+  // The accumulator policy: `pre` and `combine` see accumulator-typed values.
+  RankedTensorType accType = accumulatorTensorType(outType);
+  Type accElem = accType.getElementType();
+  Value acc = filledTensor(b, loc, accType, init);
   auto generic = b.create<linalg::GenericOp>(
-      loc, TypeRange{outType}, ValueRange{input}, ValueRange{acc},
+      loc, TypeRange{accType}, ValueRange{input}, ValueRange{acc},
       ArrayRef<AffineMap>{AffineMap::getMultiDimIdentityMap(rank, ctx),
                           AffineMap::get(rank, 0, outExprs, ctx)},
       iterators, [&](OpBuilder &nb, Location nl, ValueRange args) {
-        Value x = pre ? pre(nb, nl, args[0]) : args[0];
+        Value x = castFloat(nb, nl, args[0], accElem);
+        if (pre)
+          x = pre(nb, nl, x);
         nb.create<linalg::YieldOp>(nl, combine(nb, nl, args[1], x));
       });
-  return generic.getResult(0);
+  return fromAccumulator(b, loc, generic.getResult(0), outType);
 }
 
 Value reduceKeepDims(OpBuilder &b, Location loc, Value input, ArrayRef<bool> reduced,

@@ -114,6 +114,25 @@ int main(int argc, char **argv) {
                          "The most arena bytes: concurrent branches are serialized until "
                          "the plan fits (an error if even one stream does not)")
       ->check(CLI::PositiveNumber);
+  compileCmd->add_option("--precision", compileRequest.precision,
+                         "fp32 (default), fp16 (float tensors in f16 except precision-"
+                         "sensitive ops; f32 accumulation) or auto (fp16, checked against "
+                         "fp32 on sample inputs on the host: ops whose error grows past "
+                         "--fp16-tolerance go back to f32)")
+      ->check(CLI::IsMember({"fp32", "fp16", "auto"}));
+  compileCmd->add_flag("--keep-io-types,!--no-keep-io-types", compileRequest.keepIoTypes,
+                       "fp16/auto: the graph's inputs and outputs keep their types "
+                       "(default; casts fused into the first and last kernels)");
+  compileCmd->add_option("--keep-f32", compileRequest.keepF32,
+                         "fp16/auto: a node (by name) that stays in f32; repeatable");
+  compileCmd->add_option("--sample-input", compileRequest.sampleInputs,
+                         "auto: an input's sample value (NAME=file.npy|.pb); repeatable; "
+                         "others generated")
+      ->type_name("NAME=FILE");
+  compileCmd->add_option("--fp16-tolerance", compileRequest.fp16Tolerance,
+                         "auto: max abs error of each output relative to the f32 "
+                         "output's max magnitude (default 1e-2)")
+      ->check(CLI::PositiveNumber);
   compileCmd->add_option("--device-model", compileRequest.targetOptions.deviceModel,
                          "The scheduler's cost model: h200, a100 or host (default: host "
                          "for host; h200 for cuda, or the --gpu-arch's: sm_80 a100, sm_90 "

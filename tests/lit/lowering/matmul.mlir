@@ -68,3 +68,20 @@ func.func @det(%x: tensor<3x2x2xf32>) -> tensor<3xf32> {
   %y = "onnx.Det"(%x) : (tensor<3x2x2xf32>) -> tensor<3xf32>
   return %y : tensor<3xf32>
 }
+
+// The accumulator policy: an f16 MatMul reads f16, multiplies and accumulates
+// in f32 (the fill and the generic's result are f32), and one elementwise
+// truncf gives the f16 result (the kernels phase makes it the epilogue).
+// CHECK-LABEL: func.func @half
+// CHECK: %[[F:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<4x5xf32>)
+// CHECK: %[[ACC:.*]] = linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<4x8xf16>, tensor<8x5xf16>) outs(%[[F]] : tensor<4x5xf32>)
+// CHECK: arith.extf {{.*}} : f16 to f32
+// CHECK: arith.extf {{.*}} : f16 to f32
+// CHECK: arith.mulf {{.*}} : f32
+// CHECK: arith.addf {{.*}} : f32
+// CHECK: linalg.generic {{.*}} ins(%[[ACC]] : tensor<4x5xf32>) outs(%{{.*}} : tensor<4x5xf16>)
+// CHECK: arith.truncf {{.*}} : f32 to f16
+func.func @half(%a: tensor<4x8xf16>, %b: tensor<8x5xf16>) -> tensor<4x5xf16> {
+  %0 = "onnx.MatMul"(%a, %b) : (tensor<4x8xf16>, tensor<8x5xf16>) -> tensor<4x5xf16>
+  return %0 : tensor<4x5xf16>
+}

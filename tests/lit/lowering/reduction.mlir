@@ -90,3 +90,15 @@ func.func @topk_smallest(%x: tensor<4xf32>, %k: tensor<1xi64>) -> (tensor<3xf32>
   %v, %i = "onnx.TopK"(%x, %k) {axis = 0 : i64, largest = 0 : i64} : (tensor<4xf32>, tensor<1xi64>) -> (tensor<3xf32>, tensor<3xi64>)
   return %v, %i : tensor<3xf32>, tensor<3xi64>
 }
+
+// The accumulator policy for sums: an f16 ReduceSum accumulates in f32.
+// CHECK-LABEL: func.func @half_sum
+// CHECK: %[[ACC:.*]] = linalg.generic {{.*}} ins(%{{.*}} : tensor<4x8xf16>) outs(%{{.*}} : tensor<4xf32>)
+// CHECK: arith.extf {{.*}} : f16 to f32
+// CHECK: arith.addf {{.*}} : f32
+// CHECK: arith.truncf {{.*}} : f32 to f16
+func.func @half_sum(%x: tensor<4x8xf16>) -> tensor<4x1xf16> {
+  %axes = "onnx.Constant"() {value = dense<[1]> : tensor<1xi64>} : () -> tensor<1xi64>
+  %0 = "onnx.ReduceSum"(%x, %axes) : (tensor<4x8xf16>, tensor<1xi64>) -> tensor<4x1xf16>
+  return %0 : tensor<4x1xf16>
+}

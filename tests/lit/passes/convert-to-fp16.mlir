@@ -1,0 +1,72 @@
+// RUN: kiln-opt %s -split-input-file --kiln-convert-to-fp16 | FileCheck %s
+// RUN: kiln-opt %s -split-input-file --kiln-convert-to-fp16="keep-io-types=false" | FileCheck %s --check-prefix=IO
+// RUN: kiln-opt %s -split-input-file --kiln-convert-to-fp16="keep-f32=mm" | FileCheck %s --check-prefix=KEEP
+
+// A MatMul and its bias in f16 with an f16 weight constant; Softmax (keep-list:
+// precision) reads an f32 copy; Relu is f16 again; the graph's types stay f32
+// (casts at both edges). The weight's f32 constant is gone.
+// CHECK-LABEL: func.func @mlp(%arg0: tensor<2x3xf32>) -> tensor<2x2xf32>
+// CHECK-DAG: %[[X:.*]] = "onnx.Cast"(%arg0) <{to = 10 : i64}> : (tensor<2x3xf32>) -> tensor<2x3xf16>
+// CHECK-DAG: %[[W:.*]] = "onnx.Constant"() <{value = dense<{{.*}}> : tensor<3x2xf16>}>
+// CHECK-DAG: %[[B:.*]] = "onnx.Constant"() <{value = dense<[2.500000e-01, -4.000000e+00]> : tensor<2xf16>}>
+// CHECK: %[[M:.*]] = "onnx.MatMul"(%[[X]], %[[W]]) {{.*}} -> tensor<2x2xf16>
+// CHECK: %[[A:.*]] = "onnx.Add"(%[[M]], %[[B]]) {{.*}} -> tensor<2x2xf16>
+// CHECK: %[[A32:.*]] = "onnx.Cast"(%[[A]]) <{to = 1 : i64}> : (tensor<2x2xf16>) -> tensor<2x2xf32>
+// CHECK: %[[S:.*]] = "onnx.Softmax"(%[[A32]]) {{.*}} -> tensor<2x2xf32>
+// CHECK: %[[S16:.*]] = "onnx.Cast"(%[[S]]) <{to = 10 : i64}>
+// CHECK: %[[R:.*]] = "onnx.Relu"(%[[S16]]) : (tensor<2x2xf16>) -> tensor<2x2xf16>
+// CHECK: %[[Y:.*]] = "onnx.Cast"(%[[R]]) <{to = 1 : i64}>
+// CHECK: return %[[Y]] : tensor<2x2xf32>
+// CHECK-NOT: tensor<3x2xf32>
+
+// Without keep-io-types the graph's input and output are f16.
+// IO-LABEL: func.func @mlp(%arg0: tensor<2x3xf16>) -> tensor<2x2xf16>
+// IO: "onnx.MatMul"(%arg0,
+// IO: return {{.*}} : tensor<2x2xf16>
+
+// keep-f32 names the MatMul: it reads the f32 input and the f32 weight.
+// KEEP-LABEL: func.func @mlp
+// KEEP: %[[M:.*]] = "onnx.MatMul"(%arg0, %{{.*}}) {{.*}} -> tensor<2x2xf32>
+// KEEP: "onnx.Cast"(%[[M]]) <{to = 10 : i64}>
+func.func @mlp(%x: tensor<2x3xf32>) -> tensor<2x2xf32> {
+  %w = "onnx.Constant"() {value = dense<[[1.0, -1.0], [2.0, 0.5], [-3.0, 1.0]]> : tensor<3x2xf32>} : () -> tensor<3x2xf32>
+  %b = "onnx.Constant"() {value = dense<[0.25, -4.0]> : tensor<2xf32>} : () -> tensor<2xf32>
+  %m = "onnx.MatMul"(%x, %w) : (tensor<2x3xf32>, tensor<3x2xf32>) -> tensor<2x2xf32> loc("mm")
+  %a = "onnx.Add"(%m, %b) : (tensor<2x2xf32>, tensor<2xf32>) -> tensor<2x2xf32>
+  %s = "onnx.Softmax"(%a) {axis = -1 : i64} : (tensor<2x2xf32>) -> tensor<2x2xf32>
+  %r = "onnx.Relu"(%s) : (tensor<2x2xf32>) -> tensor<2x2xf32>
+  return %r : tensor<2x2xf32>
+}
+
+// -----
+
+// A constant outside f16's finite range keeps f32 and is cast where read in f16;
+// integer tensors (Shape, the Reshape's shape) are untouched.
+// CHECK-LABEL: func.func @range
+// CHECK: %[[C:.*]] = "onnx.Constant"() <{value = dense<7.000000e+04> : tensor<4xf32>}>
+// CHECK: %[[C16:.*]] = "onnx.Cast"(%[[C]]) <{to = 10 : i64}>
+// CHECK: "onnx.Mul"(%{{.*}}, %[[C16]]) : (tensor<4xf16>, tensor<4xf16>) -> tensor<4xf16>
+// CHECK: "onnx.Shape"(%{{.*}}) : (tensor<4xf16>) -> tensor<1xi64>
+// CHECK: "onnx.Reshape"(%{{.*}}, %{{.*}}) : (tensor<4xf16>, tensor<1xi64>) -> tensor<4xf16>
+func.func @range(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %c = "onnx.Constant"() {value = dense<70000.0> : tensor<4xf32>} : () -> tensor<4xf32>
+  %m = "onnx.Mul"(%x, %c) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %s = "onnx.Shape"(%m) : (tensor<4xf32>) -> tensor<1xi64>
+  %r = "onnx.Reshape"(%m, %s) : (tensor<4xf32>, tensor<1xi64>) -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+// A model already f16 (or mixed) keeps its own f16 values as they are: nothing
+// is cast up for the keep-list's Exp, which computes in the model's f16.
+// CHECK-LABEL: func.func @mixed
+// CHECK: %[[E:.*]] = "onnx.Exp"(%arg0) : (tensor<4xf16>) -> tensor<4xf16>
+// CHECK: %[[E32:.*]] = "onnx.Cast"(%[[E]]) <{to = 1 : i64}>
+// CHECK: "onnx.Exp"(%[[E32]]) : (tensor<4xf32>) -> tensor<4xf32>
+func.func @mixed(%x: tensor<4xf16>) -> tensor<4xf32> {
+  %e = "onnx.Exp"(%x) : (tensor<4xf16>) -> tensor<4xf16>
+  %c = "onnx.Cast"(%e) {to = 1 : i64} : (tensor<4xf16>) -> tensor<4xf32>
+  %f = "onnx.Exp"(%c) : (tensor<4xf32>) -> tensor<4xf32>
+  return %f : tensor<4xf32>
+}
