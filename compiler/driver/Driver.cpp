@@ -418,6 +418,11 @@ bool compileModel(const CompileRequest &request, std::string &error) {
       return false;
     }
     report.phaseMillis.push_back({phaseName(p), millisSince(phaseStart)});
+    if (p == Phase::Graph && options.fp16) {
+      report.precision = request.precisionChecked;
+      report.precision.mode = request.precision;
+      report.collectPrecision(*module, request.keepF32Reasons);
+    }
     if (p == Phase::Kernels)
       report.collectKernels(*module);
     if (p == Phase::Plan)

@@ -11,9 +11,11 @@
 #define KILN_COMPILER_DRIVER_DRIVER_H
 
 #include "codegen/Target.h"
+#include "compiler/pipeline/Report.h"
 
 #include "llvm/Support/raw_ostream.h"
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -87,6 +89,10 @@ struct CompileRequest {
   /// (max abs error <= tolerance x the f32 output's max magnitude).
   std::vector<std::string> sampleInputs;
   double fp16Tolerance = 1e-2;
+  /// Filled by the precision check (tools/kiln/PrecisionCheck) for the report: why
+  /// each keepF32 node is kept, and what the check measured.
+  std::map<std::string, std::string> keepF32Reasons;
+  CompileReport::Precision precisionChecked;
   /// The artifact directory, or with compileTo the IR file ("" or "-": stdout).
   std::string output;
   /// Also build libmodel.so.

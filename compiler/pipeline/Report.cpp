@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/pipeline/Report.h"
 #include "dialects/kiln/KilnDialect.h"
+#include "passes/graph/ConvertToFp16.h"
 #include "passes/plan/PlanAnalysis.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -41,6 +42,38 @@ static void nodeNames(Location loc, NameSet &names) {
   if (auto fused = dyn_cast<FusedLoc>(loc))
     for (Location inner : fused.getLocations())
       nodeNames(inner, names);
+}
+
+void CompileReport::collectPrecision(ModuleOp module,
+                                     const std::map<std::string, std::string> &namedReasons) {
+  precision.keptF32.clear();
+  auto isF32 = [](Type t) {
+    auto ranked = dyn_cast<RankedTensorType>(t);
+    return ranked && ranked.getElementType().isF32();
+  };
+  module.walk([&](func::FuncOp fn) {
+    if (fn.isExternal())
+      return;
+    for (Operation &op : fn.getBody().front()) {
+      StringRef name = op.getName().getStringRef();
+      if (op.hasTrait<OpTrait::IsTerminator>() || name == "onnx.Constant" ||
+          name == "onnx.Cast")
+        continue;
+      // Computing in f32: an f32 result (or, for ops without float results, an f32
+      // operand).
+      bool f32 = llvm::any_of(op.getResultTypes(), isF32) ||
+                 llvm::any_of(op.getOperandTypes(), isF32);
+      if (!f32)
+        continue;
+      std::string node = onnxNodeName(&op), reason = fp16KeepReason(&op);
+      auto it = namedReasons.find(node);
+      if (it != namedReasons.end())
+        reason = it->second;
+      if (reason.empty())
+        reason = "requested (--keep-f32)";
+      precision.keptF32.push_back({node, name.str(), reason});
+    }
+  });
 }
 
 void CompileReport::collectKernels(ModuleOp module) {
@@ -231,6 +264,19 @@ bool CompileReport::write(const std::string &path, std::string &error) const {
     phases[phase] = ms;
     total += ms;
   }
+    llvm::json::Array keptJson, errorJson;
+  for (const Precision::Kept &k : precision.keptF32)
+    keptJson.push_back(llvm::json::Object{{"node", k.node}, {"op", k.op}, {"reason", k.reason}});
+  for (const Precision::OutputError &e : precision.outputErrors)
+    errorJson.push_back(llvm::json::Object{
+        {"output", e.name}, {"max_abs", e.maxAbs}, {"f32_max_magnitude", e.scale}});
+  llvm::json::Object precisionJson{{"mode", precision.mode},
+                                   {"kept_f32", std::move(keptJson)},
+                                   {"output_errors", std::move(errorJson)},
+                                   {"validation_s", precision.validationSeconds},
+                                   {"validation_builds", precision.validationBuilds}};
+  if (!precision.firstNonFinite.empty())
+    precisionJson["first_non_finite"] = precision.firstNonFinite;
   llvm::json::Object root{
       {"model", model},
       {"target", target},
@@ -253,6 +299,7 @@ bool CompileReport::write(const std::string &path, std::string &error) const {
       {"naive_bytes", naiveBytes},
       {"weight_bytes", weightBytes},
       {"code_bytes", codeBytes},
+      {"precision", std::move(precisionJson)},
       {"compile_ms", std::move(phases)},
       {"compile_ms_total", total},
       {"schedule", std::move(steps)},

@@ -63,6 +63,31 @@ struct CompileReport {
   };
   std::vector<Buffer> buffers;
 
+  /// --precision fp16/auto: every op left computing in f32 and why (the
+  /// keep-list's reason, or what the auto check measured), each output's error
+  /// against the f32 build on the sample inputs, and what the check cost.
+  struct Precision {
+    std::string mode = "fp32";
+    struct Kept {
+      std::string node, op, reason;
+    };
+    std::vector<Kept> keptF32;
+    struct OutputError {
+      std::string name;
+      double maxAbs = 0, scale = 0; // scale: the f32 output's max magnitude
+    };
+    std::vector<OutputError> outputErrors;
+    double validationSeconds = 0;
+    int validationBuilds = 0;
+    /// The first tensor that became non-finite in f16 where f32 was finite.
+    std::string firstNonFinite;
+  };
+  Precision precision;
+
+  /// After the graph phase with fp16: the ops left in f32 (keptF32), with the
+  /// reasons for nodes kept by name from `namedReasons`.
+  void collectPrecision(mlir::ModuleOp module,
+                        const std::map<std::string, std::string> &namedReasons);
   /// After the kernels phase: the kernels and the nodes inside each.
   void collectKernels(mlir::ModuleOp module);
   /// After the plan phase: streams, launches, memory figures, bytes and FLOPs.

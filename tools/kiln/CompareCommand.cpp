@@ -12,6 +12,7 @@
 #include "tools/kiln/CompareCommand.h"
 
 #include "compiler/import/ModelLoader.h"
+#include "tools/kiln/PrecisionCheck.h"
 #include "tools/kiln/RunCommand.h"
 
 #include "onnx/onnx_pb.h"
@@ -49,8 +50,9 @@ float halfToFloat(uint16_t h) {
   return sign ? -v : v;
 }
 
-/// The tensor's values as doubles; none for a type that has no number (never).
-std::vector<double> valuesOf(const rt::HostTensor &t) {
+} // namespace
+
+std::vector<double> tensorValues(const rt::HostTensor &t) {
   size_t n = static_cast<size_t>(std::max<int64_t>(0, t.desc.numElements()));
   std::vector<double> out(n);
   const char *p = t.data.data();
@@ -93,6 +95,8 @@ std::vector<double> valuesOf(const rt::HostTensor &t) {
   return out;
 }
 
+namespace {
+
 bool isFloat(rt::DType t) {
   return t == rt::DType::F32 || t == rt::DType::F64 || t == rt::DType::F16 ||
          t == rt::DType::BF16;
@@ -122,7 +126,7 @@ Difference compare(const rt::HostTensor &got, const rt::HostTensor &ref, double 
     d.note = "shape " + shapeText(got.desc.shape) + " vs " + shapeText(ref.desc.shape);
     return d;
   }
-  std::vector<double> a = valuesOf(got), b = valuesOf(ref);
+  std::vector<double> a = tensorValues(got), b = tensorValues(ref);
   bool exact = !isFloat(got.desc.dtype) && !isFloat(ref.desc.dtype);
   for (size_t i = 0; i < a.size(); ++i) {
     double diff = std::fabs(a[i] - b[i]);
@@ -146,16 +150,16 @@ Difference compare(const rt::HostTensor &got, const rt::HostTensor &ref, double 
   return d;
 }
 
-/// Writes generated inputs for those not given: .npy files in DIR; the specs
-/// (NAME=path) of all inputs.
-bool prepareInputs(const std::string &artifacts, const CompareOptions &options,
-                   const std::string &dir, std::vector<std::string> &specs,
+} // namespace
+
+bool prepareInputs(const std::string &artifacts, const std::vector<std::string> &givenSpecs,
+                   uint64_t seed, const std::string &dir, std::vector<std::string> &specs,
                    std::string &err) {
   std::vector<NamedTensor> inputs;
   if (!artifactInputs(artifacts, inputs, err))
     return false;
   std::map<std::string, std::string> given;
-  for (const std::string &spec : options.inputs) {
+  for (const std::string &spec : givenSpecs) {
     size_t eq = spec.find('=');
     if (eq == std::string::npos) {
       err = "--input '" + spec + "' is not of the form NAME=file.npy|file.pb";
@@ -163,7 +167,7 @@ bool prepareInputs(const std::string &artifacts, const CompareOptions &options,
     }
     given[spec.substr(0, eq)] = spec.substr(eq + 1);
   }
-  std::mt19937_64 rng(options.seed);
+  std::mt19937_64 rng(seed);
   std::normal_distribution<float> normal;
   for (NamedTensor &t : inputs) {
     auto it = given.find(t.name);
@@ -203,6 +207,8 @@ bool prepareInputs(const std::string &artifacts, const CompareOptions &options,
   }
   return true;
 }
+
+namespace {
 
 /// ONNX Runtime's outputs (CPU), through python3 ($KILN_PYTHON to choose one).
 bool runOnnxRuntime(const CompareOptions &options, const std::vector<std::string> &specs,
@@ -280,6 +286,8 @@ int compareModel(const CompareOptions &options) {
                            : "--targets takes one target with --expected or --onnxruntime");
   if (!options.expected.empty() && options.onnxruntime)
     return error("--expected and --onnxruntime are two references: choose one");
+  if (options.precisions.size() != 1 && options.precisions.size() != options.targets.size())
+    return error("--precisions takes one precision or one per target");
   if (options.allTensors && !twoBuilds)
     return error("--all-tensors compares two Kiln builds (two --targets)");
   std::string work = options.workDir;
@@ -300,17 +308,18 @@ int compareModel(const CompareOptions &options) {
     bool last = i + 1 == options.targets.size();
     request.model.injectFault = last ? options.injectFault : "";
     request.target = options.targets[i];
+    request.precision = options.precisions[options.precisions.size() == 1 ? 0 : i];
     request.output = work + "/" + std::to_string(i) + "-" + options.targets[i];
     request.buildLibrary = true;
     request.cxx = options.cxx;
     std::string err;
-    if (!compileModel(request, err))
+    if (!compileWithPrecision(request, err))
       return error(err);
     dirs.push_back(request.output);
   }
   std::vector<std::string> specs;
   std::string err;
-  if (!prepareInputs(dirs[0], options, work + "/inputs", specs, err))
+  if (!prepareInputs(dirs[0], options.inputs, options.seed, work + "/inputs", specs, err))
     return error(err);
 
   std::vector<NamedTensor> got, ref;
@@ -351,9 +360,15 @@ int compareModel(const CompareOptions &options) {
     return error(err);
   size_t modelOutputs = static_cast<size_t>(proto.graph().output_size());
 
+  auto side = [&](size_t i) {
+    std::string p = options.precisions[options.precisions.size() == 1 ? 0 : i];
+    return options.targets[i] + (p == "fp32" ? "" : " " + p);
+  };
+  if (twoBuilds)
+    refName = side(1);
   printf("kiln compare: %s, %s vs %s (reference), atol %g rtol %g\n",
-         options.model.path.c_str(), options.targets[0].c_str(), refName.c_str(),
-         options.atol, options.rtol);
+         options.model.path.c_str(), side(0).c_str(), refName.c_str(), options.atol,
+         options.rtol);
   printf("%-24s %-6s %-16s %12s %12s  %s\n", "output", "dtype", "shape", "max abs",
          "max rel", "result");
   bool allOk = true;

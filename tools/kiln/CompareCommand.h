@@ -10,6 +10,7 @@
 #define KILN_TOOLS_KILN_COMPARECOMMAND_H
 
 #include "compiler/driver/Driver.h"
+#include "kiln/runtime/Npy.h"
 
 #include <string>
 #include <vector>
@@ -20,6 +21,9 @@ struct CompareOptions {
   ModelInput model;
   /// The Kiln builds: one (against --expected or ONNX Runtime) or two targets.
   std::vector<std::string> targets = {"host", "cuda-sim"};
+  /// Each build's precision (fp32, fp16, auto), in the order of `targets`; one
+  /// value applies to every build.
+  std::vector<std::string> precisions = {"fp32"};
   /// NAME=file.npy|.pb, one per input; the others are generated from `seed`.
   std::vector<std::string> inputs;
   uint64_t seed = 0;
@@ -40,6 +44,17 @@ struct CompareOptions {
 /// Returns the exit code: 0 when every compared tensor is within tolerance, 1 when
 /// one is not, 2 on an error (reported as one line on stderr).
 int compareModel(const CompareOptions &options);
+
+/// The inputs of a compiled artifact (`--emit lib`) as files: those GIVEN
+/// (NAME=file.npy|.pb) as they are, the others generated into DIR as .npy from
+/// SEED (floats N(0, 1), integers in [0, 8), booleans); SPECS gets NAME=path for
+/// every input.
+bool prepareInputs(const std::string &artifacts, const std::vector<std::string> &given,
+                   uint64_t seed, const std::string &dir, std::vector<std::string> &specs,
+                   std::string &err);
+
+/// A host tensor's elements as doubles (f16 and bf16 widened).
+std::vector<double> tensorValues(const kiln::rt::HostTensor &t);
 
 } // namespace kiln
 

@@ -14,6 +14,7 @@
 #include "compiler/driver/Driver.h"
 #include "dialects/onnx/OnnxSchemas.h"
 #include "tools/kiln/CompareCommand.h"
+#include "tools/kiln/PrecisionCheck.h"
 #include "tools/kiln/RunCommand.h"
 #include "kiln/runtime/WeightsFormat.h"
 #include "kiln/runtime/model_abi.h"
@@ -207,6 +208,10 @@ int main(int argc, char **argv) {
   compareCmd->add_option("--targets", compareTargets,
                          "A,B: two Kiln targets (B is the reference); one with --expected "
                          "or --onnxruntime (default host,cuda-sim)");
+  std::string comparePrecisions = "fp32";
+  compareCmd->add_option("--precisions", comparePrecisions,
+                         "P or A,B: each build's precision (fp32, fp16, auto), e.g. "
+                         "--targets host,host --precisions auto,fp32 (default fp32)");
   compareCmd->add_option("--input", compareOptions.inputs,
                          "NAME=file.npy|file.pb (repeatable); other inputs are generated")
       ->type_name("NAME=FILE");
@@ -268,13 +273,22 @@ int main(int argc, char **argv) {
     if (const char *cxx = std::getenv("CXX"))
       compileRequest.cxx = cxx;
     compileRequest.progress = !quiet && isatty(STDERR_FILENO);
-    return check(kiln::compileModel(compileRequest, error), error);
+    return check(kiln::compileWithPrecision(compileRequest, error), error);
   }
   if (compareCmd->parsed()) {
     compareOptions.targets.clear();
     for (llvm::StringRef rest = compareTargets; !rest.empty();) {
       auto [target, tail] = rest.split(',');
       compareOptions.targets.push_back(target.str());
+      rest = tail;
+    }
+    compareOptions.precisions.clear();
+    for (llvm::StringRef rest = comparePrecisions; !rest.empty();) {
+      auto [precision, tail] = rest.split(',');
+      if (precision != "fp32" && precision != "fp16" && precision != "auto")
+        return reportError("--precisions: unknown precision '" + precision.str() +
+                           "' (fp32, fp16, auto)");
+      compareOptions.precisions.push_back(precision.str());
       rest = tail;
     }
     if (const char *cxx = std::getenv("CXX"))

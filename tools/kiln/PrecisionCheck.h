@@ -1,0 +1,32 @@
+//===- PrecisionCheck.h - `kiln compile --precision fp16|auto` -*- C++ -*-===//
+//
+// FP16 that checks itself. Before the requested build, Kiln builds the model for
+// the host twice with every node output exposed, at fp32 and at fp16, runs both
+// on the sample inputs (--sample-input, others generated) and compares every
+// tensor. `fp16` warns naming the first tensor that becomes non-finite where f32
+// was finite. `auto` moves nodes back to f32 until every output is within
+// --fp16-tolerance (max abs error <= tolerance x the f32 output's max magnitude)
+// and nothing is non-finite where f32 was finite: first the nodes where
+// overflow starts (output non-finite, inputs finite), else those whose error
+// grows past the tolerance (output error over the tolerance and over twice their
+// inputs'), else the one whose error grows most; one fp16 build and run per
+// round. The report lists the nodes kept and why, each output's final error and
+// the check's time.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_TOOLS_KILN_PRECISIONCHECK_H
+#define KILN_TOOLS_KILN_PRECISIONCHECK_H
+
+#include "compiler/driver/Driver.h"
+
+#include <string>
+
+namespace kiln {
+
+/// compileModel for every precision: fp32 as it is, fp16 and auto after the
+/// check (only for full compiles; --compile-to prints the IR unchecked).
+bool compileWithPrecision(CompileRequest request, std::string &error);
+
+} // namespace kiln
+
+#endif // KILN_TOOLS_KILN_PRECISIONCHECK_H
