@@ -89,6 +89,8 @@ struct CompileRequest {
   /// (max abs error <= tolerance x the f32 output's max magnitude).
   std::vector<std::string> sampleInputs;
   double fp16Tolerance = 1e-2;
+  /// fp16: skip the host check builds (no overflow warning).
+  bool precisionCheck = true;
   /// Filled by the precision check (tools/kiln/PrecisionCheck) for the report: why
   /// each keepF32 node is kept, and what the check measured.
   std::map<std::string, std::string> keepF32Reasons;

@@ -291,7 +291,7 @@ def cuda_p50(fn, iterations):
     return sorted(times)[len(times) // 2]
 
 
-def run_kiln_variant(model_dir, xin, ref, iterations):
+def run_kiln_variant(model_dir, xin, ref, iterations, tolerance=1e-4):
     """Runs MODEL_DIR's libmodel.so once on the tensor XIN and compares its first output
     with REF (max error relative to the reference's scale, 1e-4); with a GPU, on
     PyTorch's CUDA tensors and stream (kiln_context_run_device), timed (p50 ms) when the
@@ -321,7 +321,7 @@ def run_kiln_variant(model_dir, xin, ref, iterations):
         return {"status": "fail", "detail": "run: " + str(e)[:200]}
     got = outs[0].cpu().numpy()
     row = {"rel": float(np.abs(got.astype(np.float64) - ref).max() / max(np.abs(ref).max(), 1e-30))}
-    row["status"] = "pass" if row["rel"] <= 1e-4 and np.isfinite(got).all() else "fail"
+    row["status"] = "pass" if row["rel"] <= tolerance and np.isfinite(got).all() else "fail"
     row["detail"] = "" if row["status"] == "pass" else f"max error {row['rel']:.2e} of scale"
     if gpu and row["status"] == "pass":
         row["ms"] = cuda_p50(run_kiln, iterations)
@@ -355,8 +355,10 @@ def measure(model_dir, base, build_net, iterations, torch_compile, variants=()):
     if "ms" in first:
         row["kiln_ms"] = first["ms"]
     for label, variant_dir in variants:
-        v = run_kiln_variant(variant_dir, xin, ref, iterations)
+        v = run_kiln_variant(variant_dir, xin, ref, iterations, TOLERANCE.get(label, 1e-4))
         row[label + "_status"] = v["status"]
+        if "rel" in v:
+            row[label + "_rel"] = v["rel"]
         if "ms" in v:
             row[label + "_ms"] = v["ms"]
         if v["status"] != "pass":
@@ -370,13 +372,24 @@ def measure(model_dir, base, build_net, iterations, torch_compile, variants=()):
             if torch_compile and hasattr(torch, "compile"):
                 compiled = torch.compile(net)
                 row["compiled_ms"] = cuda_p50(lambda: compiled(xin), iterations)
+            # The same in f16 (weights and activations), for Kiln's fp16 variants.
+            half = net.half()
+            xhalf = xin.half() if xin.is_floating_point() else xin
+            row["eager16_ms"] = cuda_p50(lambda: half(xhalf), iterations)
+            if torch_compile and hasattr(torch, "compile"):
+                compiled16 = torch.compile(half)
+                row["compiled16_ms"] = cuda_p50(lambda: compiled16(xhalf), iterations)
     return row
 
 
 # Each zoo model is compiled three ways: the default plan (several streams on cuda),
 # one stream (the sequential plan, for the streams figures), and the default plan
 # captured once into a CUDA graph and replayed.
-VARIANTS = [("1stream", ["--max-streams", "1"]), ("graph", ["--cuda-graph"])]
+VARIANTS = [("1stream", ["--max-streams", "1"]), ("graph", ["--cuda-graph"]),
+            ("fp16", ["--precision", "fp16", "--no-precision-check"]),
+            ("fp16graph", ["--precision", "fp16", "--no-precision-check", "--cuda-graph"])]
+# The error each variant may have relative to the f32 reference's scale.
+TOLERANCE = {"fp16": 1e-2, "fp16graph": 1e-2}
 
 
 def compile_zoo_model(args, kiln, zoo, name, runtime, cxx):
@@ -477,6 +490,9 @@ def run(args):
             table += ["", "| model | status | launches | streams | max rel err | kiln ms | "
                       "1 stream ms | graph ms | eager ms | torch.compile ms | kiln / eager |"
                       " graph / compile |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+            table16 = ["", "| model | kiln fp16 ms | fp16 graph ms | fp16 rel err | "
+                       "eager f16 ms | torch.compile f16 ms | fp16 / fp32 (graph) |",
+                       "|---|---|---|---|---|---|---|"]
             for r in rows:
                 best = r.get("graph_ms", r.get("kiln_ms"))
                 ratio_e = f"{r['kiln_ms'] / r['eager_ms']:.2f}" \
@@ -489,6 +505,12 @@ def run(args):
                              f"{ms(r, '1stream_ms')} | {ms(r, 'graph_ms')} | "
                              f"{ms(r, 'eager_ms')} | {ms(r, 'compiled_ms')} | {ratio_e} | "
                              f"{ratio_c} |")
+                r16 = f"{r['fp16graph_ms'] / r['graph_ms']:.2f}" \
+                    if "fp16graph_ms" in r and "graph_ms" in r else "-"
+                table16.append(f"| {r['model']} | {ms(r, 'fp16_ms')} | {ms(r, 'fp16graph_ms')} | "
+                               f"{r.get('fp16_rel', float('nan')):.1e} | {ms(r, 'eager16_ms')} | "
+                               f"{ms(r, 'compiled16_ms')} | {r16} |")
+            table += table16
     print("\n".join(table))
     return 0 if ok else 1
 

@@ -24,7 +24,8 @@
 namespace kiln {
 
 /// compileModel for every precision: fp32 as it is, fp16 and auto after the
-/// check (only for full compiles; --compile-to prints the IR unchecked).
+/// check (only for full compiles; --compile-to prints the IR unchecked, and
+/// --no-precision-check skips it for fp16).
 bool compileWithPrecision(CompileRequest request, std::string &error);
 
 } // namespace kiln

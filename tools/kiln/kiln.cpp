@@ -124,6 +124,8 @@ int main(int argc, char **argv) {
   compileCmd->add_flag("--keep-io-types,!--no-keep-io-types", compileRequest.keepIoTypes,
                        "fp16/auto: the graph's inputs and outputs keep their types "
                        "(default; casts fused into the first and last kernels)");
+  compileCmd->add_flag("!--no-precision-check", compileRequest.precisionCheck,
+                       "fp16: skip the host check builds (and the overflow warning)");
   compileCmd->add_option("--keep-f32", compileRequest.keepF32,
                          "fp16/auto: a node (by name) that stays in f32; repeatable");
   compileCmd->add_option("--sample-input", compileRequest.sampleInputs,
