@@ -1,6 +1,6 @@
 # kiln_add_model(NAME MODEL file.onnx
 #                [TARGET host|cuda|cuda-sim] [GPU_ARCH sm_90]
-#                [INPUT_SHAPES name=1x3x224x224 ...] [PRECISION fp32]
+#                [INPUT_SHAPES name=1x3x224x224 ...] [PRECISION fp32|fp16|auto]
 #                [EMBED_WEIGHTS] [OPTIONS kiln-compile-flags ...])
 #
 # Compiles MODEL with Kiln at build time (a custom command that re-runs when the
@@ -42,9 +42,9 @@ function(kiln_add_model name)
     message(FATAL_ERROR "kiln_add_model(${name}): TARGET ${KILN_TARGET}: expected host, "
                         "cuda or cuda-sim")
   endif()
-  if(KILN_PRECISION AND NOT KILN_PRECISION STREQUAL "fp32")
-    message(FATAL_ERROR "kiln_add_model(${name}): PRECISION ${KILN_PRECISION}: this Kiln "
-                        "compiles fp32 only (FP16 conversion is not built yet)")
+  if(KILN_PRECISION AND NOT KILN_PRECISION MATCHES "^(fp32|fp16|auto)$")
+    message(FATAL_ERROR "kiln_add_model(${name}): PRECISION ${KILN_PRECISION}: expected "
+                        "fp32, fp16 or auto")
   endif()
 
   set(dir "${CMAKE_CURRENT_BINARY_DIR}/${name}.kiln")
@@ -57,6 +57,9 @@ function(kiln_add_model name)
   set(args compile "${model}" -o "${dir}" --target ${KILN_TARGET} --quiet)
   if(KILN_GPU_ARCH)
     list(APPEND args --gpu-arch ${KILN_GPU_ARCH})
+  endif()
+  if(KILN_PRECISION)
+    list(APPEND args --precision ${KILN_PRECISION})
   endif()
   foreach(shape IN LISTS KILN_INPUT_SHAPES)
     list(APPEND args --input-shape ${shape})

@@ -101,7 +101,7 @@ def main():
     # kiln_add_model's misuse is a configure error that names the problem.
     for args_text, message in (("", "MODEL file.onnx is required"),
                                (f'MODEL "{model}" TARGET tpu', "TARGET tpu: expected host"),
-                               (f'MODEL "{model}" PRECISION fp16', "compiles fp32 only")):
+                               (f'MODEL "{model}" PRECISION fp8', "PRECISION fp8: expected fp32, fp16 or auto")):
         project = os.path.join(work, "misuse")
         os.makedirs(project, exist_ok=True)
         with open(os.path.join(project, "CMakeLists.txt"), "w") as f:

@@ -89,8 +89,16 @@ class Bindings(unittest.TestCase):
             self.kiln.load(self.dir)
         self.assertIn("no libmodel.so", str(e.exception))
         with self.assertRaises(self.kiln.Error) as e:
-            self.kiln.compile(TINY, precision="fp16")
-        self.assertIn("fp32 only", str(e.exception))
+            self.kiln.compile(TINY, precision="fp8")
+        self.assertIn("expected fp32, fp16 or auto", str(e.exception))
+
+    def test_fp16_within_tolerance(self):
+        half = self.kiln.compile(TINY, input_shapes={"input": (1, 1, 10, 10)}, precision="fp16",
+                                 output_dir=os.path.join(self.dir, "tiny16"))
+        x = np.load(TINY_INPUT)
+        got, ref = half.run({"input": x})["probs"], self.tiny.run({"input": x})["probs"]
+        self.assertEqual(got.dtype, np.float32)  # the graph's types are kept
+        self.assertLessEqual(np.abs(got - ref).max(), 1e-2 * np.abs(ref).max())
 
     def test_corrupt_weights_are_refused(self):
         tampered = os.path.join(self.dir, "tampered")

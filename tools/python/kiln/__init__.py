@@ -39,15 +39,15 @@ def compile(path, target="host", input_shapes=None, precision="fp32", output_dir
             max_streams=None, embed_weights=False, options=()):
     """Compiles the ONNX model at PATH for TARGET ("host", "cuda", "cuda-sim") into
     OUTPUT_DIR (default: a new temporary directory) with its library, and loads it.
-    INPUT_SHAPES pins symbolic dimensions: {name: (d0, d1, ...)}. OPTIONS: further
+    INPUT_SHAPES pins symbolic dimensions: {name: (d0, d1, ...)}. PRECISION: "fp32",
+    "fp16" or "auto" (kiln compile --precision). OPTIONS: further
     `kiln compile` flags. Raises kiln.Error with the compiler's message."""
-    if precision != "fp32":
-        raise Error(f"precision {precision}: this Kiln compiles fp32 only "
-                    "(FP16 conversion is not built yet)")
+    if precision not in ("fp32", "fp16", "auto"):
+        raise Error(f"precision {precision}: expected fp32, fp16 or auto")
     if output_dir is None:
         output_dir = tempfile.mkdtemp(prefix="kiln-model-")
     cmd = [_kiln_executable(), "compile", os.fspath(path), "-o", os.fspath(output_dir),
-           "--target", target, "--emit", "lib", "--quiet"]
+           "--target", target, "--precision", precision, "--emit", "lib", "--quiet"]
     for name, shape in (input_shapes or {}).items():
         cmd += ["--input-shape", f"{name}=" + "x".join(str(int(d)) for d in shape)]
     if max_streams is not None:
