@@ -252,16 +252,16 @@ ArenaPlan planArena(PlanOp plan, const HappensBefore &hb, bool commit, bool allo
   for (auto &[slice, members] : order) {
     int64_t size = tensors[members.front()].size();
     result.naiveBytes += size;
-    // Ranges this slice must not overlap; in-place partners it may sit exactly on.
-    std::vector<std::pair<int64_t, int64_t>> taken;
-    SmallVector<int64_t> exact;
+    // Ranges this slice must not overlap; in-place partners it may sit exactly on,
+    // and overlap nowhere else.
+    std::vector<std::pair<int64_t, int64_t>> taken, partners;
     for (size_t j : placed)
       for (size_t i : members) {
         bool inPlace = false;
         if (!mayShare(tensors[i], tensors[j], hb, &inPlace) || (inPlace && !allowInPlace))
           taken.push_back({offsetOf[j], tensors[j].size()});
         else if (inPlace)
-          exact.push_back(offsetOf[j]);
+          partners.push_back({offsetOf[j], tensors[j].size()});
       }
     auto fits = [&](int64_t offset) {
       return llvm::none_of(taken, [&](auto r) {
@@ -269,10 +269,16 @@ ArenaPlan planArena(PlanOp plan, const HappensBefore &hb, bool commit, bool allo
       });
     };
     int64_t offset = -1;
-    for (int64_t e : exact)
-      if (fits(e) && (offset < 0 || e < offset))
+    auto clearOfOtherPartners = [&](int64_t e) {
+      return llvm::none_of(partners, [&](auto r) {
+        return r.first != e && e < r.first + r.second && r.first < e + size;
+      });
+    };
+    for (auto [e, partnerSize] : partners)
+      if (fits(e) && clearOfOtherPartners(e) && (offset < 0 || e < offset))
         offset = e;
     if (offset < 0) {
+      taken.insert(taken.end(), partners.begin(), partners.end());
       std::sort(taken.begin(), taken.end());
       offset = 0;
       for (auto [takenOffset, takenSize] : taken) {

@@ -70,3 +70,29 @@ kiln.plan @update attributes {arena_bytes = -1 : i64, weight_bytes = -1 : i64} {
   kiln.launch @k1(%a, %b) stream -1 {num_inputs = 1 : i64, in_place = array<i64: 0>} : memref<10xf32>, memref<10xf32>
   kiln.launch @k2(%b, %y) stream -1 {num_inputs = 1 : i64} : memref<10xf32>, memref<10xf32>
 }
+
+// -----
+
+// An in-place result whose partner's offset is taken may go elsewhere, but never
+// partly over its partner: %g (placed first, [0, 152)) shares with %a but not with
+// %b; %a sits at 128 (clear of %f, which it is live with). %b cannot sit on %a
+// (%g overlaps there), and the first gap after %g, 192, would overlap %a's
+// [128, 228): %b goes to 256.
+// SEQ-LABEL: kiln.plan @partner_elsewhere
+// SEQ: kiln.slice offset 0 size 152
+// SEQ: kiln.slice offset 0 size 100
+// SEQ: kiln.slice offset 128 size 100
+// SEQ: kiln.slice offset 256 size 100
+kiln.plan @partner_elsewhere attributes {arena_bytes = -1 : i64, weight_bytes = -1 : i64} {
+  %x = kiln.input 0 "x" : memref<25xf32>
+  %g = kiln.slice offset -1 size 152 : memref<38xf32>
+  %f = kiln.slice offset -1 size 100 : memref<25xf32>
+  %a = kiln.slice offset -1 size 100 : memref<25xf32>
+  %b = kiln.slice offset -1 size 100 : memref<25xf32>
+  %y = kiln.output 0 "y" : memref<25xf32>
+  kiln.launch @kf(%x, %f) stream -1 {num_inputs = 1 : i64} : memref<25xf32>, memref<25xf32>
+  kiln.launch @k0(%f, %a) stream -1 {num_inputs = 1 : i64} : memref<25xf32>, memref<25xf32>
+  kiln.launch @k1(%a, %b) stream -1 {num_inputs = 1 : i64, in_place = array<i64: 0>} : memref<25xf32>, memref<25xf32>
+  kiln.launch @k2(%x, %g) stream -1 {num_inputs = 1 : i64} : memref<25xf32>, memref<38xf32>
+  kiln.launch @k3(%b, %g, %y) stream -1 {num_inputs = 2 : i64} : memref<25xf32>, memref<38xf32>, memref<25xf32>
+}
