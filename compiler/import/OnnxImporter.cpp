@@ -301,16 +301,9 @@ FailureOr<ElementsAttr> Importer::tensorAttr(const ::onnx::TensorProto &tensor,
     return ElementsAttr(DenseElementsAttr::get(type, values));
   }
   if (static_cast<int64_t>(expected) > options.resourceThresholdBytes) {
-    std::string blobName = tensor.name().empty()
-                               ? "onnx_constant_" + std::to_string(resourceCounter++)
-                               : tensor.name();
-    // The key is printed bare in dense_resource<...>: keep it a keyword, so that a
-    // printed phase parses again (PyTorch names weights "onnx::Add_213").
-    for (char &c : blobName)
-      if (!llvm::isAlnum(c) && c != '_' && c != '.' && c != '$')
-        c = '_';
-    if (!llvm::isAlpha(blobName[0]) && blobName[0] != '_')
-      blobName.insert(0, "_");
+    std::string blobName = onnx::resourceKey(
+        tensor.name().empty() ? "onnx_constant_" + std::to_string(resourceCounter++)
+                              : tensor.name());
     AsmResourceBlob blob = HeapAsmResourceBlob::allocateAndCopyWithAlign(
         data, alignof(std::max_align_t));
     return ElementsAttr(DenseResourceElementsAttr::get(type, blobName, std::move(blob)));

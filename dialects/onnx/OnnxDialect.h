@@ -26,6 +26,10 @@ mlir::LogicalResult inferResultTypes(mlir::Operation *op,
                                      std::string &why);
 /// The ONNX operator type of an onnx dialect op ("onnx.ClipV6" -> "Clip").
 std::string onnxOperatorName(mlir::Operation *op);
+/// `name` as a dense_resource key: printed bare, so letters, digits, '_', '.' and
+/// '$' only, not starting with a digit (PyTorch names weights "onnx::Add_213"),
+/// so that a printed phase parses again.
+std::string resourceKey(llvm::StringRef name);
 /// The dialect op of ONNX operator `name` whose schema starts at `sinceVersion`
 /// ("Clip", 6 -> "onnx.ClipV6"; the newest versions are unsuffixed).
 std::string dialectOpName(const std::string &name, int sinceVersion);

@@ -16,6 +16,7 @@
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 
 #include "onnx/defs/schema.h"
@@ -255,6 +256,16 @@ std::string dialectOpName(const std::string &name, int sinceVersion) {
   };
   auto it = versioned.find({name, sinceVersion});
   return it == versioned.end() ? "onnx." + name : it->second;
+}
+
+std::string resourceKey(StringRef name) {
+  std::string key = name.str();
+  for (char &c : key)
+    if (!llvm::isAlnum(c) && c != '_' && c != '.' && c != '$')
+      c = '_';
+  if (key.empty() || (!llvm::isAlpha(key[0]) && key[0] != '_'))
+    key.insert(0, "_");
+  return key;
 }
 
 std::string onnxOperatorName(Operation *op) {

@@ -29,19 +29,6 @@ using namespace mlir;
 
 namespace kiln {
 
-namespace {
-/// "onnx.ReduceMeanV13" -> "ReduceMean"; other dialects' ops keep their full name.
-StringRef operatorName(Operation *op) {
-  StringRef name = op->getName().getStringRef();
-  if (!name.consume_front("onnx."))
-    return name;
-  size_t v = name.find_last_not_of("0123456789");
-  if (v != StringRef::npos && v + 1 < name.size() && v > 0 && name[v] == 'V')
-    return name.take_front(v);
-  return name;
-}
-} // namespace
-
 std::string fp16KeepReason(Operation *op) {
   static const llvm::StringSet<> range{
       "Exp", "Log", "Pow", "Range", "CumSum", "ReduceSum", "ReduceSumSquare", "ReduceL1",
@@ -62,7 +49,7 @@ std::string fp16KeepReason(Operation *op) {
   StringRef dialect = op->getName().getDialectNamespace();
   if (dialect != "onnx" && !isa<kiln::AttentionOp>(op))
     return "type";
-  StringRef name = operatorName(op);
+  std::string name = onnx::onnxOperatorName(op);
   if (range.contains(name))
     return "range";
   if (precision.contains(name))
@@ -113,7 +100,7 @@ public:
       });
       if (fits)
         h = ob.floats(withElement(v.getType(), f16), *values,
-                      (onnxNodeName(v.getDefiningOp()) + "_f16"));
+                      onnxNodeName(v.getDefiningOp()) + "_f16");
     }
     if (!h)
       h = ob.castTo(v, f16);

@@ -91,7 +91,7 @@ Value OnnxBuilder::floats(RankedTensorType type, ArrayRef<double> values, String
   }
   AsmResourceBlob blob = HeapAsmResourceBlob::allocateAndCopyWithAlign(
       ArrayRef<char>(data), alignof(std::max_align_t));
-  auto attr = DenseResourceElementsAttr::get(type, name, std::move(blob));
+  auto attr = DenseResourceElementsAttr::get(type, onnx::resourceKey(name), std::move(blob));
   auto c = b.create<kiln::onnx::ConstantOp>(loc, TypeRange{type}, ValueRange{});
   c.setValueAttr(attr);
   return c.getResult();

@@ -1,6 +1,9 @@
 // RUN: kiln-opt %s -split-input-file --kiln-convert-to-fp16 | FileCheck %s
 // RUN: kiln-opt %s -split-input-file --kiln-convert-to-fp16="keep-io-types=false" | FileCheck %s --check-prefix=IO
 // RUN: kiln-opt %s -split-input-file --kiln-convert-to-fp16="keep-f32=mm" | FileCheck %s --check-prefix=KEEP
+// The printed result parses again (weights-sized f16 constants are resource blobs
+// whose keys must be bare identifiers).
+// RUN: kiln-opt %s -split-input-file --kiln-convert-to-fp16 | kiln-opt -split-input-file | FileCheck %s --check-prefix=ROUND
 
 // A MatMul and its bias in f16 with an f16 weight constant; Softmax (keep-list:
 // precision) reads an f32 copy; Relu is f16 again; the graph's types stay f32
@@ -69,4 +72,18 @@ func.func @mixed(%x: tensor<4xf16>) -> tensor<4xf32> {
   %c = "onnx.Cast"(%e) {to = 1 : i64} : (tensor<4xf16>) -> tensor<4xf32>
   %f = "onnx.Exp"(%c) : (tensor<4xf32>) -> tensor<4xf32>
   return %f : tensor<4xf32>
+}
+
+// -----
+
+// A weights-sized constant becomes an f16 blob named after its node, the name
+// made a bare key ("onnx::W" -> "onnx__W_f16").
+// CHECK-LABEL: func.func @blob
+// CHECK: "onnx.Constant"() <{value = dense_resource<onnx__W_f16> : tensor<4x32xf16>}>
+// ROUND-LABEL: func.func @blob
+// ROUND: dense_resource<onnx__W_f16> : tensor<4x32xf16>
+func.func @blob(%x: tensor<2x4xf32>) -> tensor<2x32xf32> {
+  %w = "onnx.Constant"() {value = dense<0.5> : tensor<4x32xf32>} : () -> tensor<4x32xf32> loc("onnx::W")
+  %m = "onnx.MatMul"(%x, %w) : (tensor<2x4xf32>, tensor<4x32xf32>) -> tensor<2x32xf32>
+  return %m : tensor<2x32xf32>
 }
