@@ -82,7 +82,7 @@ RankedTensorType withElement(Type t, Type elem) {
 
 class Converter {
 public:
-  Converter(func::FuncOp fn) : block(fn.getBody().front()) {
+  explicit Converter(func::FuncOp fn) : block(fn.getBody().front()) {
     MLIRContext *ctx = fn.getContext();
     f16 = Float16Type::get(ctx);
     f32 = Float32Type::get(ctx);

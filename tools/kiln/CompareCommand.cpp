@@ -95,12 +95,12 @@ std::vector<double> tensorValues(const rt::HostTensor &t) {
   return out;
 }
 
-namespace {
-
 bool isFloat(rt::DType t) {
   return t == rt::DType::F32 || t == rt::DType::F64 || t == rt::DType::F16 ||
          t == rt::DType::BF16;
 }
+
+namespace {
 
 std::string shapeText(const std::vector<int64_t> &shape) {
   std::string s;

@@ -53,6 +53,8 @@ bool prepareInputs(const std::string &artifacts, const std::vector<std::string> 
                    uint64_t seed, const std::string &dir, std::vector<std::string> &specs,
                    std::string &err);
 
+/// Whether `t` is a floating-point type (f16, bf16, f32, f64).
+bool isFloat(kiln::rt::DType t);
 /// A host tensor's elements as doubles (f16 and bf16 widened).
 std::vector<double> tensorValues(const kiln::rt::HostTensor &t);
 
