@@ -33,6 +33,24 @@ bool movesOnly(Operation *op) {
   return body.getTerminator()->getOperand(0) == body.getArgument(0);
 }
 
+bool isReductionResult(Value v) {
+  auto op = v.getDefiningOp<linalg::LinalgOp>();
+  return op && op.getNumReductionLoops() > 0;
+}
+
+/// An elementwise generic that narrows a reduction's result (the truncf that
+/// brings an f32 accumulator back to f16, perhaps with more fused in).
+bool narrowsReduction(Operation *op) {
+  auto generic = dyn_cast_or_null<linalg::GenericOp>(op);
+  if (!generic || generic.getNumReductionLoops() != 0 || generic->getNumResults() != 1)
+    return false;
+  unsigned width = getElementTypeOrSelf(generic->getResult(0).getType()).getIntOrFloatBitWidth();
+  return llvm::any_of(generic.getDpsInputs(), [&](Value in) {
+    return isReductionResult(in) &&
+           getElementTypeOrSelf(in.getType()).getIntOrFloatBitWidth() > width;
+  });
+}
+
 /// A transpose of a reduction's result (attention heads permuted back) becomes
 /// the reduction's own output layout: its output map is permuted and the
 /// transpose goes, so no copy kernel runs.
@@ -101,6 +119,15 @@ struct FuseElementwisePass
           // elementwise consumers, unless the producer computes nothing.
           auto consumer = dyn_cast<linalg::LinalgOp>(fused->getOwner());
           if (!producer || !producer->hasOneUse() || !consumer)
+            return false;
+          // A consumer of two reductions (a residual Add of two convolutions) is
+          // the epilogue of one of them at most: the other's narrowing stays out,
+          // to be its own reduction's epilogue, so that its accumulator never
+          // reaches memory.
+          if (narrowsReduction(producer) &&
+              llvm::any_of(consumer->getOpOperands(), [&](OpOperand &other) {
+                return &other != fused && isReductionResult(other.get());
+              }))
             return false;
           // A transpose (a generic that only moves its one input) costs a
           // reduction consumer nothing to absorb: its loads read the source.
