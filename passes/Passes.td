@@ -183,9 +183,9 @@ def ConvertToFp16 : Pass<"kiln-convert-to-fp16", "mlir::func::FuncOp"> {
     constant read in f16 becomes an f16 constant (weights stored in half the
     bytes) unless a value lies outside f16's finite range; then it keeps f32 and
     a Cast converts it. Contractions and sums accumulate in f32 whatever their
-    operands (the lowering's accumulator policy). With `keep-io-types` (the
-    default) the graph's inputs and outputs keep their types (Casts at the
-    edges); without, f32 inputs and outputs become f16.
+    operands (the lowering's accumulator policy). With `keep-input-types`
+    and `keep-output-types` (the defaults) the graph's inputs and outputs keep
+    their types (Casts at the edges); without, f32 inputs or outputs become f16.
 
     Before:
     ```mlir
@@ -203,8 +203,10 @@ def ConvertToFp16 : Pass<"kiln-convert-to-fp16", "mlir::func::FuncOp"> {
     ```
   }];
   let options = [
-    Option<"keepIoTypes", "keep-io-types", "bool", /*default=*/"true",
-           "Keep the graph's input and output types (Casts at the edges)">,
+    Option<"keepInputTypes", "keep-input-types", "bool", /*default=*/"true",
+           "Keep the graph's input types (Casts after the inputs)">,
+    Option<"keepOutputTypes", "keep-output-types", "bool", /*default=*/"true",
+           "Keep the graph's output types (Casts before the outputs)">,
     ListOption<"keepF32", "keep-f32", "std::string",
                "Nodes (by name) that stay in f32 besides the keep-list">,
   ];

@@ -371,7 +371,8 @@ bool compileModel(const CompileRequest &request, std::string &error) {
   options.maxStreams = request.maxStreams;
   options.memoryBudget = request.memoryBudget;
   options.fp16 = request.precision != "fp32";
-  options.keepIoTypes = request.keepIoTypes;
+  options.keepInputTypes = request.keepInputTypes;
+  options.keepOutputTypes = request.keepOutputTypes;
   options.keepF32 = request.keepF32;
   options.target = target.get();
   CompileReport report;

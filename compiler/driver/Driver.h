@@ -83,7 +83,7 @@ struct CompileRequest {
   /// sample inputs; ops whose error grows past the tolerance move back to f32).
   std::string precision = "fp32";
   /// fp16/auto: keep the graph's input and output types; nodes kept in f32.
-  bool keepIoTypes = true;
+  bool keepInputTypes = true, keepOutputTypes = true;
   std::vector<std::string> keepF32;
   /// auto: sample inputs (NAME=file.npy|.pb; others generated) and the tolerance
   /// (max abs error <= tolerance x the f32 output's max magnitude).

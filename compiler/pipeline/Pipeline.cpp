@@ -90,7 +90,8 @@ void buildGraphPipeline(OpPassManager &pm, const CompileOptions &options) {
     pm.addNestedPass<func::FuncOp>(createRecognizeComposites());
   if (options.fp16) {
     ConvertToFp16Options fp16;
-    fp16.keepIoTypes = options.keepIoTypes;
+    fp16.keepInputTypes = options.keepInputTypes;
+    fp16.keepOutputTypes = options.keepOutputTypes;
     fp16.keepF32 = options.keepF32;
     pm.addNestedPass<func::FuncOp>(createConvertToFp16(fp16));
   }

@@ -41,9 +41,9 @@ struct CompileOptions {
   int64_t memoryBudget = 0;
   /// Precision (kiln-convert-to-fp16 at the end of the graph phase): fp16 computes
   /// float tensors in f16 except the keep-list and the nodes in keepF32;
-  /// keepIoTypes keeps the graph's input and output types.
+  /// keepInputTypes/keepOutputTypes keep the graph's input/output types.
   bool fp16 = false;
-  bool keepIoTypes = true;
+  bool keepInputTypes = true, keepOutputTypes = true;
   std::vector<std::string> keepF32;
 };
 

@@ -182,7 +182,7 @@ struct ConvertToFp16Pass : impl::ConvertToFp16Base<ConvertToFp16Pass> {
     llvm::StringSet<> keepNames;
     for (const std::string &name : keepF32)
       keepNames.insert(name);
-    if (!keepIoTypes)
+    if (!keepInputTypes)
       for (BlockArgument arg : block.getArguments())
         if (isFloatTensor(arg.getType(), c.f32)) {
           arg.setType(withElement(arg.getType(), c.f16));
@@ -199,7 +199,7 @@ struct ConvertToFp16Pass : impl::ConvertToFp16Base<ConvertToFp16Pass> {
     // The graph's outputs: their declared types, or f16 for converted ones.
     Operation *terminator = block.getTerminator();
     for (OpOperand &operand : terminator->getOpOperands())
-      if (keepIoTypes && c.isConverted(operand.get()))
+      if (keepOutputTypes && c.isConverted(operand.get()))
         operand.set(c.single(operand.get()));
     fn.setType(FunctionType::get(fn.getContext(), block.getArgumentTypes(),
                                  terminator->getOperandTypes()));

@@ -96,6 +96,9 @@ public:
     build.target = "host";
     build.precision = precision == "fp32" ? "fp32" : "fp16";
     build.keepF32 = keep;
+    // Every node output is an output: f16 ones stay f16 (a cast kernel each
+    // would double the launches); the comparison widens them.
+    build.keepOutputTypes = false;
     build.output = work + "/" + precision + "-" + std::to_string(builds);
     build.buildLibrary = true;
     build.cxx = request.cxx;

@@ -121,7 +121,8 @@ int main(int argc, char **argv) {
                          "fp32 on sample inputs on the host: ops whose error grows past "
                          "--fp16-tolerance go back to f32)")
       ->check(CLI::IsMember({"fp32", "fp16", "auto"}));
-  compileCmd->add_flag("--keep-io-types,!--no-keep-io-types", compileRequest.keepIoTypes,
+  bool keepIoTypes = true;
+  compileCmd->add_flag("--keep-io-types,!--no-keep-io-types", keepIoTypes,
                        "fp16/auto: the graph's inputs and outputs keep their types "
                        "(default; casts fused into the first and last kernels)");
   compileCmd->add_flag("!--no-precision-check", compileRequest.precisionCheck,
@@ -274,6 +275,7 @@ int main(int argc, char **argv) {
     }
     if (const char *cxx = std::getenv("CXX"))
       compileRequest.cxx = cxx;
+    compileRequest.keepInputTypes = compileRequest.keepOutputTypes = keepIoTypes;
     compileRequest.progress = !quiet && isatty(STDERR_FILENO);
     return check(kiln::compileWithPrecision(compileRequest, error), error);
   }

@@ -1,5 +1,5 @@
 // RUN: kiln-opt %s -split-input-file --kiln-convert-to-fp16 | FileCheck %s
-// RUN: kiln-opt %s -split-input-file --kiln-convert-to-fp16="keep-io-types=false" | FileCheck %s --check-prefix=IO
+// RUN: kiln-opt %s -split-input-file --kiln-convert-to-fp16="keep-input-types=false keep-output-types=false" | FileCheck %s --check-prefix=IO
 // RUN: kiln-opt %s -split-input-file --kiln-convert-to-fp16="keep-f32=mm" | FileCheck %s --check-prefix=KEEP
 // The printed result parses again (weights-sized f16 constants are resource blobs
 // whose keys must be bare identifiers).
@@ -22,7 +22,7 @@
 // CHECK: return %[[Y]] : tensor<2x2xf32>
 // CHECK-NOT: tensor<3x2xf32>
 
-// Without keep-io-types the graph's input and output are f16.
+// Without keep-input-types and keep-output-types the graph's input and output are f16.
 // IO-LABEL: func.func @mlp(%arg0: tensor<2x3xf16>) -> tensor<2x2xf16>
 // IO: "onnx.MatMul"(%arg0,
 // IO: return {{.*}} : tensor<2x2xf16>
@@ -86,4 +86,23 @@ func.func @blob(%x: tensor<2x4xf32>) -> tensor<2x32xf32> {
   %w = "onnx.Constant"() {value = dense<0.5> : tensor<4x32xf32>} : () -> tensor<4x32xf32> loc("onnx::W")
   %m = "onnx.MatMul"(%x, %w) : (tensor<2x4xf32>, tensor<4x32xf32>) -> tensor<2x32xf32>
   return %m : tensor<2x32xf32>
+}
+
+// -----
+
+// Weights round to nearest, ties to even, subnormals included (bytes little-endian,
+// after the blob's alignment, 16, as 4 bytes): 1 + 2^-11 -> 1.0 (3C00), 1 + 3 * 2^-11
+// -> 1 + 2^-9 (3C02), 1.5 * 2^-24 -> 2^-23 (0002).
+// CHECK-LABEL: func.func @rounding
+// CHECK: T1_f16: "0x10000000003C003C
+// CHECK: T2_f16: "0x10000000023C023C
+// CHECK: T3_f16: "0x100000000200020002
+func.func @rounding(%x: tensor<2x4xf32>) -> (tensor<2x32xf32>, tensor<2x32xf32>, tensor<2x32xf32>) {
+  %t1 = "onnx.Constant"() {value = dense<1.00048828125> : tensor<4x32xf32>} : () -> tensor<4x32xf32> loc("T1")
+  %t2 = "onnx.Constant"() {value = dense<1.00146484375> : tensor<4x32xf32>} : () -> tensor<4x32xf32> loc("T2")
+  %t3 = "onnx.Constant"() {value = dense<8.940696716308594e-08> : tensor<4x32xf32>} : () -> tensor<4x32xf32> loc("T3")
+  %m1 = "onnx.MatMul"(%x, %t1) : (tensor<2x4xf32>, tensor<4x32xf32>) -> tensor<2x32xf32>
+  %m2 = "onnx.MatMul"(%x, %t2) : (tensor<2x4xf32>, tensor<4x32xf32>) -> tensor<2x32xf32>
+  %m3 = "onnx.MatMul"(%x, %t3) : (tensor<2x4xf32>, tensor<4x32xf32>) -> tensor<2x32xf32>
+  return %m1, %m2, %m3 : tensor<2x32xf32>, tensor<2x32xf32>, tensor<2x32xf32>
 }
