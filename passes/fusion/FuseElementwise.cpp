@@ -13,6 +13,7 @@
 
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace kiln {
@@ -31,6 +32,22 @@ bool movesOnly(Operation *op) {
     return false;
   Block &body = generic.getRegion().front();
   return body.getTerminator()->getOperand(0) == body.getArgument(0);
+}
+
+/// A generic that only converts its one input between float types (the Cast of a
+/// graph input to f16): one instruction a load, nothing to recompute.
+bool convertsOnly(Operation *op) {
+  auto generic = dyn_cast_or_null<linalg::GenericOp>(op);
+  if (!generic || generic.getNumDpsInputs() != 1 || generic.getNumDpsInits() != 1 ||
+      generic.getNumReductionLoops() != 0)
+    return false;
+  Block &body = generic.getRegion().front();
+  if (body.getOperations().size() != 2)
+    return false;
+  Operation &convert = body.front();
+  return isa<arith::ExtFOp, arith::TruncFOp>(convert) &&
+         convert.getOperand(0) == body.getArgument(0) &&
+         body.getTerminator()->getOperand(0) == convert.getResult(0);
 }
 
 bool isReductionResult(Value v) {
@@ -94,6 +111,46 @@ struct TransposeIntoProducer : OpRewritePattern<linalg::GenericOp> {
   }
 };
 
+/// pad(convert(x)) -> convert(pad(x)) for a constant padding value: the
+/// conversion then meets the Conv or pooling that reads the pad (and fuses into
+/// it), and the pad joins that kernel by FormKernels' pad rule. The padding value
+/// is converted exactly (zero, or -inf for a max pool).
+struct ConvertAfterPad : OpRewritePattern<tensor::PadOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(tensor::PadOp pad, PatternRewriter &rewriter) const override {
+    auto convert = pad.getSource().getDefiningOp<linalg::GenericOp>();
+    if (!convert || !convertsOnly(convert) || !convert->hasOneUse())
+      return failure();
+    auto value = pad.getConstantPaddingValue();
+    FloatAttr attr;
+    if (!value || !matchPattern(value, m_Constant(&attr)))
+      return failure();
+    Value source = convert.getDpsInputOperand(0)->get();
+    auto from = cast<FloatType>(getElementTypeOrSelf(source.getType()));
+    APFloat v = attr.getValue();
+    bool losesInfo = false;
+    v.convert(from.getFloatSemantics(), APFloat::rmNearestTiesToEven, &losesInfo);
+    Location loc = pad.getLoc();
+    auto padType = cast<RankedTensorType>(pad.getType());
+    auto widePadType = RankedTensorType::get(padType.getShape(), from);
+    Value padValue = rewriter.create<arith::ConstantOp>(loc, rewriter.getFloatAttr(from, v));
+    auto newPad = rewriter.create<tensor::PadOp>(loc, widePadType, source, pad.getMixedLowPad(),
+                                                 pad.getMixedHighPad(), padValue);
+    Value empty = rewriter.create<tensor::EmptyOp>(loc, padType.getShape(),
+                                                   padType.getElementType());
+    auto identity = rewriter.getMultiDimIdentityMap(padType.getRank());
+    auto generic = rewriter.create<linalg::GenericOp>(
+        loc, TypeRange{padType}, ValueRange{newPad.getResult()}, ValueRange{empty},
+        ArrayRef<AffineMap>{identity, identity},
+        SmallVector<utils::IteratorType>(padType.getRank(), utils::IteratorType::parallel));
+    rewriter.cloneRegionBefore(convert.getRegion(), generic.getRegion(),
+                               generic.getRegion().begin());
+    rewriter.replaceOp(pad, generic->getResults());
+    rewriter.eraseOp(convert);
+    return success();
+  }
+};
+
 struct FuseElementwisePass
     : kiln::impl::FuseElementwiseBase<FuseElementwisePass> {
   using FuseElementwiseBase::FuseElementwiseBase;
@@ -130,8 +187,10 @@ struct FuseElementwisePass
               }))
             return false;
           // A transpose (a generic that only moves its one input) costs a
-          // reduction consumer nothing to absorb: its loads read the source.
-          return consumer.getNumReductionLoops() == 0 || (transposes && movesOnly(producer));
+          // reduction consumer nothing to absorb: its loads read the source; a
+          // float conversion costs one instruction a load.
+          return consumer.getNumReductionLoops() == 0 || (transposes && movesOnly(producer)) ||
+                 convertsOnly(producer);
         });
     // A reshape between elementwise generics (a Flatten, the unit dims of a
     // keepdims reduction) is folded into the generic's loops, so that the chain
@@ -144,6 +203,7 @@ struct FuseElementwisePass
     });
     if (transposes)
       patterns.add<TransposeIntoProducer>(&getContext());
+    patterns.add<ConvertAfterPad>(&getContext());
     tensor::ExpandShapeOp::getCanonicalizationPatterns(patterns, &getContext());
     tensor::CollapseShapeOp::getCanonicalizationPatterns(patterns, &getContext());
     linalg::FillOp::getCanonicalizationPatterns(patterns, &getContext());
