@@ -150,6 +150,28 @@ bool compileWithPrecision(CompileRequest request, std::string &error) {
   std::vector<std::string> keep = request.keepF32;
   std::set<std::string> kept(keep.begin(), keep.end());
   CompileReport::Precision &result = request.precisionChecked;
+  // auto, before any f16 build: a node that reads or writes values past f16's
+  // range in the f32 run cannot be f16 (a Cast of its input or output overflows).
+  if (ok && request.precision == "auto") {
+    std::map<std::string, double> magnitude;
+    for (const auto &[name, t] : f32)
+      if (isFloat(t.desc.dtype))
+        for (double v : tensorValues(t))
+          if (std::isfinite(v))
+            magnitude[name] = std::max(magnitude[name], std::fabs(v));
+    for (size_t i = 0; i < g.names.size(); ++i) {
+      double m = 0;
+      for (const auto *list : {&g.inputs[i], &g.outputs[i]})
+        for (const std::string &t : *list)
+          if (auto it = magnitude.find(t); it != magnitude.end())
+            m = std::max(m, it->second);
+      if (m > 65504.0 && kept.insert(g.names[i]).second) {
+        keep.push_back(g.names[i]);
+        request.keepF32Reasons[g.names[i]] =
+            llvm::formatv("auto: range: f32 values reach {0:e1}", m).str();
+      }
+    }
+  }
   bool outputsOk = false;
   constexpr int kMaxRounds = 12;
   for (int round = 0; ok && round < kMaxRounds; ++round) {

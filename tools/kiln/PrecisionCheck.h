@@ -4,10 +4,11 @@
 // the host twice with every node output exposed, at fp32 and at fp16, runs both
 // on the sample inputs (--sample-input, others generated) and compares every
 // tensor. `fp16` warns naming the first tensor that becomes non-finite where f32
-// was finite. `auto` moves nodes back to f32 until every output is within
-// --fp16-tolerance (max abs error <= tolerance x the f32 output's max magnitude)
-// and nothing is non-finite where f32 was finite: first the nodes where
-// overflow starts (output non-finite, inputs finite), else those whose error
+// was finite. `auto` first keeps in f32 every node that reads or writes values
+// past f16's range (65504) in the f32 run, then moves nodes back to f32 until
+// every output is within --fp16-tolerance (max abs error <= tolerance x the f32
+// output's max magnitude) and nothing is non-finite where f32 was finite: first
+// the nodes where overflow starts (output non-finite, inputs finite), else those whose error
 // grows past the tolerance (output error over the tolerance and over twice their
 // inputs'), else the one whose error grows most; one fp16 build and run per
 // round. The report lists the nodes kept and why, each output's final error and
