@@ -344,6 +344,15 @@ bool compileModel(const CompileRequest &request, std::string &error) {
   onnx::ModelProto model;
   if (!loadModel(request.model, model, error))
     return false;
+  // --keep-f32 names nodes as the importer does: the node's name, or its first
+  // output's when it has none.
+  for (const std::string &name : request.keepF32)
+    if (llvm::none_of(model.graph().node(), [&](const onnx::NodeProto &n) {
+          return n.name().empty() ? n.output_size() && n.output(0) == name : n.name() == name;
+        })) {
+      error = "--keep-f32: the main graph has no node named '" + name + "'";
+      return false;
+    }
   mlir::DialectRegistry registry;
   registerCompilerDialects(registry);
   mlir::MLIRContext context(registry);
