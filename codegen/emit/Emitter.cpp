@@ -171,6 +171,7 @@ bool emitArtifacts(ModuleOp module, const Target &target, const EmitOptions &opt
   build.dir = dir;
   build.linkInputs = code.linkInputs;
   build.embedWeights = options.embedWeights;
+  build.optimize = options.optimizeLibrary;
   build.compiler = options.compiler;
   build.runtimeIncludeDir = options.runtimeIncludeDir;
   build.runtimeLibrary = options.runtimeLibrary;

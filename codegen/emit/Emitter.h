@@ -23,6 +23,7 @@ struct EmitOptions {
   std::string outputDir;
   bool buildLibrary = false; // also link libmodel.so
   bool embedWeights = false; // model_weights.S: the weights built into the model
+  bool optimizeLibrary = true; // false: libmodel.so's C++ at -O0 (LibraryBuild)
   std::string compiler = "c++";
   std::string runtimeIncludeDir;
   std::string runtimeLibrary;

@@ -18,6 +18,8 @@ struct LibraryBuild {
   std::string dir;                     // the artifact directory
   std::vector<std::string> linkInputs; // beyond model.cpp
   bool embedWeights = false;
+  /// -O1; false: -O0 (a library built to run once, as the precision check's)
+  bool optimize = true;
   std::string compiler = "c++";
   std::string runtimeIncludeDir;
   std::string runtimeLibrary;

@@ -28,6 +28,7 @@
 #include "mlir/Transforms/Passes.h"
 
 #include "llvm/IR/Module.h"
+#include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
@@ -91,6 +92,8 @@ bool emitHostObject(ModuleOp module, const std::string &path,
   }
   OptimizeOptions optimize;
   optimize.fullUnrollMaxCount = 4;
+  optimize.vectorizeHalfLoops = machine->getTargetTriple().isX86() &&
+                                machine->getMCSubtargetInfo()->checkFeatures("+f16c");
 #ifdef KILN_SANITIZE_THREAD
   optimize.threadSanitizer = true;
 #endif

@@ -428,10 +428,11 @@ bool compileModel(const CompileRequest &request, std::string &error) {
       return false;
     }
     report.phaseMillis.push_back({phaseName(p), millisSince(phaseStart)});
-    if (p == Phase::Graph && options.fp16) {
+    if (p == Phase::Graph) {
       report.precision = request.precisionChecked;
       report.precision.mode = request.precision;
-      report.collectPrecision(*module, request.keepF32Reasons);
+      if (options.fp16)
+        report.collectPrecision(*module, request.keepF32Reasons);
     }
     if (p == Phase::Kernels)
       report.collectKernels(*module);
@@ -453,6 +454,7 @@ bool compileModel(const CompileRequest &request, std::string &error) {
   emit.outputDir = request.output;
   emit.embedWeights = request.embedWeights;
   emit.buildLibrary = request.buildLibrary;
+  emit.optimizeLibrary = request.optimizeLibrary;
   findRuntime(emit.runtimeIncludeDir, emit.runtimeLibrary);
   emit.compiler = request.cxx;
   auto emitStart = std::chrono::steady_clock::now();

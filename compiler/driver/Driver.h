@@ -89,6 +89,8 @@ struct CompileRequest {
   /// (max abs error <= tolerance x the f32 output's max magnitude).
   std::vector<std::string> sampleInputs;
   double fp16Tolerance = 1e-2;
+  /// auto: the most fp16 check builds before falling back to fp32.
+  int fp16MaxRounds = 12;
   /// fp16: skip the host check builds (no overflow warning).
   bool precisionCheck = true;
   /// Filled by the precision check (tools/kiln/PrecisionCheck) for the report: why
@@ -97,8 +99,8 @@ struct CompileRequest {
   CompileReport::Precision precisionChecked;
   /// The artifact directory, or with compileTo the IR file ("" or "-": stdout).
   std::string output;
-  /// Also build libmodel.so.
-  bool buildLibrary = false;
+  /// Also build libmodel.so (its C++ at -O1, or -O0 without optimizeLibrary).
+  bool buildLibrary = false, optimizeLibrary = true;
   bool embedWeights = false;
   /// With compileTo: print large constants in full.
   bool printWeights = false;

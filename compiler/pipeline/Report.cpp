@@ -264,7 +264,7 @@ bool CompileReport::write(const std::string &path, std::string &error) const {
     phases[phase] = ms;
     total += ms;
   }
-    llvm::json::Array keptJson, errorJson;
+  llvm::json::Array keptJson, errorJson;
   for (const Precision::Kept &k : precision.keptF32)
     keptJson.push_back(llvm::json::Object{{"node", k.node}, {"op", k.op}, {"reason", k.reason}});
   for (const Precision::OutputError &e : precision.outputErrors)
@@ -274,9 +274,13 @@ bool CompileReport::write(const std::string &path, std::string &error) const {
                                    {"kept_f32", std::move(keptJson)},
                                    {"output_errors", std::move(errorJson)},
                                    {"validation_s", precision.validationSeconds},
+                                   {"validation_compile_s", precision.validationCompileSeconds},
+                                   {"validation_run_s", precision.validationRunSeconds},
                                    {"validation_builds", precision.validationBuilds}};
   if (!precision.firstNonFinite.empty())
     precisionJson["first_non_finite"] = precision.firstNonFinite;
+  if (precision.fellBackToFp32)
+    precisionJson["fell_back_to_fp32"] = true;
   llvm::json::Object root{
       {"model", model},
       {"target", target},

@@ -77,10 +77,14 @@ struct CompileReport {
       double maxAbs = 0, scale = 0; // scale: the f32 output's max magnitude
     };
     std::vector<OutputError> outputErrors;
-    double validationSeconds = 0;
+    double validationSeconds = 0; // all of it; of which:
+    double validationCompileSeconds = 0; // the check builds (with their libraries)
+    double validationRunSeconds = 0;     // running them on the sample inputs
     int validationBuilds = 0;
     /// The first tensor that became non-finite in f16 where f32 was finite.
     std::string firstNonFinite;
+    /// auto found no f16 version within the tolerance and compiled fp32.
+    bool fellBackToFp32 = false;
   };
   Precision precision;
 

@@ -15,10 +15,18 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <chrono>
+#include <csignal>
+#include <cerrno>
+#include <fstream>
+#include <memory>
+#include <sstream>
 #include <cmath>
 #include <cstdio>
 #include <map>
 #include <set>
+
+#include <sys/wait.h>
+#include <unistd.h>
 
 namespace kiln {
 namespace {
@@ -81,50 +89,165 @@ bool loadGraph(const ModelInput &model, Graph &g, std::string &err) {
 
 using Tensors = std::map<std::string, rt::HostTensor>;
 
+/// The check builds. Each builds the host library at a precision with every node
+/// output exposed and some nodes kept in f32, and runs it on the sample inputs, in a
+/// child process of its own: the fp32 and the first fp16 build run at once (LLVM's
+/// optimizer reads process-wide options, which one build at a time may set, so
+/// threads would not do), and a crash in a check build is reported, not shared.
+/// Where fork fails, a build runs here, in this process.
 class Checker {
 public:
   Checker(const CompileRequest &request, std::string work)
       : request(request), work(std::move(work)) {}
 
-  /// Builds the host library at `precision` with every node output exposed and
-  /// `keep` in f32, and runs it on the sample inputs.
-  bool run(const std::string &precision, const std::vector<std::string> &keep,
-           Tensors &out, std::string &err) {
+  struct Build {
+    std::string precision, dir;
+    pid_t pid = -1; // -1: done in this process (`done` holds its result)
+    bool done = false, ok = false;
+    std::string error;
+    Tensors outputs;
+  };
+
+  /// Starts a check build of `precision` ("fp32" or "fp16") with `keep` in f32.
+  std::unique_ptr<Build> start(const std::string &precision,
+                               const std::vector<std::string> &keep) {
+    auto build = std::make_unique<Build>();
+    build->precision = precision;
+    build->dir = work + "/" + precision + "-" + std::to_string(builds++);
+    llvm::sys::fs::create_directories(build->dir + "/inputs");
+    llvm::sys::fs::create_directories(build->dir + "/outputs");
+    fflush(stdout);
+    fflush(stderr);
+    build->pid = fork();
+    if (build->pid == 0) {
+      std::string err;
+      bool ok = runHere(*build, keep, err);
+      if (!ok)
+        writeFile(build->dir + "/error", err);
+      _exit(ok ? 0 : 1);
+    }
+    if (build->pid < 0) {
+      build->done = true;
+      build->ok = runHere(*build, keep, build->error) && readOutputs(*build, build->error);
+    }
+    return build;
+  }
+
+  /// Waits for `build`; its outputs by tensor name, or false with `err`.
+  bool finish(Build &build, Tensors &out, std::string &err) {
+    if (!build.done) {
+      int status = 0;
+      while (waitpid(build.pid, &status, 0) < 0 && errno == EINTR) {
+      }
+      build.done = true;
+      if (WIFSIGNALED(status)) {
+        build.error = "the " + build.precision + " check build crashed (signal " +
+                      std::to_string(WTERMSIG(status)) + ")";
+      } else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        build.error = readFile(build.dir + "/error");
+        if (build.error.empty())
+          build.error = "the " + build.precision + " check build failed";
+      } else {
+        build.ok = readOutputs(build, build.error);
+      }
+    }
+    if (!build.ok) {
+      err = build.error;
+      return false;
+    }
+    out = std::move(build.outputs);
+    return true;
+  }
+
+  /// Stops a build whose result is no longer wanted.
+  void cancel(Build &build) {
+    if (!build.done && build.pid > 0) {
+      kill(build.pid, SIGKILL);
+      while (waitpid(build.pid, nullptr, 0) < 0 && errno == EINTR) {
+      }
+    }
+    build.done = true;
+  }
+
+  int builds = 0;
+  double compileSeconds = 0, runSeconds = 0;
+
+private:
+  /// Compiles and runs one check build; the outputs go to DIR/outputs as .npy, with
+  /// their names in DIR/outputs/names, and the two times to DIR/times.
+  bool runHere(const Build &b, const std::vector<std::string> &keep, std::string &err) {
     CompileRequest build;
     build.model = request.model;
     build.model.exposeAllTensors = true;
     build.target = "host";
-    build.precision = precision == "fp32" ? "fp32" : "fp16";
+    build.precision = b.precision;
     build.keepF32 = keep;
     // Every node output is an output: f16 ones stay f16 (a cast kernel each
     // would double the launches); the comparison widens them.
     build.keepOutputTypes = false;
-    build.output = work + "/" + precision + "-" + std::to_string(builds);
+    build.output = b.dir + "/artifact";
     build.buildLibrary = true;
+    build.optimizeLibrary = false; // it runs once
     build.cxx = request.cxx;
-    ++builds;
+    auto t0 = std::chrono::steady_clock::now();
     if (!compileModel(build, err))
       return false;
-    if (specs.empty() && !prepareInputs(build.output, request.sampleInputs, 0,
-                                        work + "/inputs", specs, err))
+    auto t1 = std::chrono::steady_clock::now();
+    std::vector<std::string> specs;
+    if (!prepareInputs(build.output, request.sampleInputs, 0, b.dir + "/inputs", specs, err))
       return false;
     std::vector<NamedTensor> outputs;
     if (!runArtifact(build.output, specs, outputs, err)) {
-      err = "the " + precision + " check build failed to run: " + err;
+      err = "the " + b.precision + " check build failed to run: " + err;
       return false;
     }
-    out.clear();
-    for (NamedTensor &t : outputs)
-      out[t.name] = std::move(t.tensor);
+    auto t2 = std::chrono::steady_clock::now();
+    std::string names;
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      rt::Status s = rt::writeNpy(b.dir + "/outputs/" + std::to_string(i) + ".npy",
+                                  outputs[i].tensor);
+      if (!s) {
+        err = s.message();
+        return false;
+      }
+      names += outputs[i].name + '\n';
+    }
+    writeFile(b.dir + "/outputs/names", names);
+    writeFile(b.dir + "/times",
+              llvm::formatv("{0:f6} {1:f6}", std::chrono::duration<double>(t1 - t0).count(),
+                            std::chrono::duration<double>(t2 - t1).count())
+                  .str());
     return true;
   }
 
-  int builds = 0;
+  bool readOutputs(Build &b, std::string &err) {
+    std::istringstream names(readFile(b.dir + "/outputs/names"));
+    std::string name;
+    b.outputs.clear();
+    for (size_t i = 0; std::getline(names, name); ++i) {
+      rt::HostTensor t;
+      if (!readTensorFile(b.dir + "/outputs/" + std::to_string(i) + ".npy", t, err))
+        return false;
+      b.outputs[name] = std::move(t);
+    }
+    double c = 0, r = 0;
+    if (sscanf(readFile(b.dir + "/times").c_str(), "%lf %lf", &c, &r) == 2)
+      compileSeconds += c, runSeconds += r;
+    // The artifact and the tensors are read: free the space for the next build.
+    llvm::sys::fs::remove_directories(b.dir);
+    return true;
+  }
 
-private:
+  static void writeFile(const std::string &path, const std::string &text) {
+    std::ofstream(path, std::ios::binary) << text;
+  }
+  static std::string readFile(const std::string &path) {
+    std::ifstream in(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }
+
   const CompileRequest &request;
   std::string work;
-  std::vector<std::string> specs;
 };
 
 } // namespace
@@ -143,22 +266,29 @@ bool compileWithPrecision(CompileRequest request, std::string &error) {
     return false;
   }
   std::string work(dir);
-  llvm::sys::fs::create_directories(work + "/inputs");
   Checker checker(request, work);
-  Tensors f32, f16;
-  bool ok = checker.run("fp32", {}, f32, error);
   std::vector<std::string> keep = request.keepF32;
   std::set<std::string> kept(keep.begin(), keep.end());
+  // The fp32 build and the first fp16 one at once; the fp16 one is discarded if
+  // the range pre-pass below moves nodes to f32.
+  std::unique_ptr<Checker::Build> f32Build = checker.start("fp32", {});
+  std::unique_ptr<Checker::Build> f16Build = checker.start("fp16", keep);
+  Tensors f32, f16;
+  bool ok = checker.finish(*f32Build, f32, error);
   CompileReport::Precision &result = request.precisionChecked;
-  // auto, before any f16 build: a node that reads or writes values past f16's
-  // range in the f32 run cannot be f16 (a Cast of its input or output overflows).
+  // auto: a node that reads or writes values past f16's range in the f32 run
+  // cannot be f16 (a Cast of its input or output overflows): f32 before any f16
+  // build is measured.
   if (ok && request.precision == "auto") {
     std::map<std::string, double> magnitude;
     for (const auto &[name, t] : f32)
-      if (isFloat(t.desc.dtype))
+      if (isFloat(t.desc.dtype)) {
+        double m = 0;
         for (double v : tensorValues(t))
           if (std::isfinite(v))
-            magnitude[name] = std::max(magnitude[name], std::fabs(v));
+            m = std::max(m, std::fabs(v));
+        magnitude[name] = m;
+      }
     for (size_t i = 0; i < g.names.size(); ++i) {
       double m = 0;
       for (const auto *list : {&g.inputs[i], &g.outputs[i]})
@@ -169,13 +299,19 @@ bool compileWithPrecision(CompileRequest request, std::string &error) {
         keep.push_back(g.names[i]);
         request.keepF32Reasons[g.names[i]] =
             llvm::formatv("auto: range: f32 values reach {0:e1}", m).str();
+        if (f16Build)
+          checker.cancel(*f16Build);
+        f16Build.reset();
       }
     }
   }
   bool outputsOk = false;
-  constexpr int kMaxRounds = 12;
-  for (int round = 0; ok && round < kMaxRounds; ++round) {
-    if (!(ok = checker.run("fp16", keep, f16, error)))
+  for (int round = 0; ok && round < request.fp16MaxRounds; ++round) {
+    if (!f16Build)
+      f16Build = checker.start("fp16", keep);
+    ok = checker.finish(*f16Build, f16, error);
+    f16Build.reset();
+    if (!ok)
       break;
     // Per node: its outputs' error and its float inputs' (graph inputs and
     // constants: none).
@@ -247,9 +383,11 @@ bool compileWithPrecision(CompileRequest request, std::string &error) {
       request.keepF32Reasons[g.names[i]] = "auto: " + why;
     }
   }
-  llvm::sys::fs::remove_directories(work);
+  if (f16Build)
+    checker.cancel(*f16Build);
   if (!ok)
-    return false;
+    return false; // the work directory stays for the logs the error names
+  llvm::sys::fs::remove_directories(work);
   if (request.precision == "fp16" && !result.firstNonFinite.empty())
     fprintf(stderr, "kiln: warning: %s: in f16, %s becomes non-finite where f32 is finite "
                     "(--precision auto keeps such ops in f32)\n",
@@ -259,9 +397,13 @@ bool compileWithPrecision(CompileRequest request, std::string &error) {
                     "in fp32\n", request.model.path.c_str());
     request.precision = "fp32";
     keep.clear();
+    result.fellBackToFp32 = true;
+    result.outputErrors.clear(); // fp32's own: none
   }
   request.keepF32 = keep;
   result.validationBuilds = checker.builds;
+  result.validationCompileSeconds = checker.compileSeconds;
+  result.validationRunSeconds = checker.runSeconds;
   result.validationSeconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return compileModel(request, error);

@@ -137,6 +137,10 @@ int main(int argc, char **argv) {
                          "auto: max abs error of each output relative to the f32 "
                          "output's max magnitude (default 1e-2)")
       ->check(CLI::PositiveNumber);
+  compileCmd->add_option("--fp16-max-rounds", compileRequest.fp16MaxRounds,
+                         "auto: the most fp16 check builds; then, if none met the "
+                         "tolerance, fp32 with a warning (default 12)")
+      ->check(CLI::Range(1, 1000));
   compileCmd->add_option("--device-model", compileRequest.targetOptions.deviceModel,
                          "The scheduler's cost model: h200, a100 or host (default: host "
                          "for host; h200 for cuda, or the --gpu-arch's: sm_80 a100, sm_90 "
