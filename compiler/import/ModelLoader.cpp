@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/import/ModelLoader.h"
+#include "compiler/import/TrainingOps.h"
 #include "dialects/onnx/OnnxSchemas.h"
 #include "kiln/runtime/Npy.h"
 
@@ -48,17 +49,6 @@ const std::map<std::string, int> kMissingNewerVersions = {
     {"RegexFullMatch", 20}, {"StringConcat", 20}, {"StringSplit", 20}};
 
 /// "node 'conv1' (Conv)"; an unnamed node is named by its first output.
-std::string nodeLabel(const NodeProto &node) {
-  std::ostringstream os;
-  if (!node.name().empty())
-    os << "node '" << node.name() << "'";
-  else if (node.output_size() > 0)
-    os << "node with output '" << node.output(0) << "'";
-  else
-    os << "unnamed node";
-  os << " (" << node.op_type() << ")";
-  return os.str();
-}
 
 /// Size in bytes of one element of an ONNX data type, 0 if Kiln cannot tell.
 size_t elementSize(int32_t dataType) {
@@ -170,7 +160,12 @@ private:
 
 bool Loader::run(ModelProto &model) {
   registerOnnxSchemaExtensions();
-  if (!parse(model) || !checkVersions(model) || !checkNodes(model.graph(), defaultOpset))
+  std::string why;
+  if (!parse(model))
+    return false;
+  if (!expandTrainingOptimizers(model, why))
+    return fail(why);
+  if (!checkVersions(model) || !checkNodes(model.graph(), defaultOpset))
     return false;
   forgetNegativeDims(*model.mutable_graph());
   if (!loadExternalData(*model.mutable_graph()) ||
@@ -629,6 +624,17 @@ bool loadOnnxModel(const std::string &path, const LoadOptions &options,
         c = ' ';
   }
   return false;
+}
+
+std::string nodeLabel(const NodeProto &node) {
+  std::string label;
+  if (!node.name().empty())
+    label = "node '" + node.name() + "'";
+  else if (node.output_size() > 0)
+    label = "node with output '" + node.output(0) + "'";
+  else
+    label = "unnamed node";
+  return label + " (" + node.op_type() + ")";
 }
 
 bool parseInputValue(const std::string &text, std::string &name, std::string &value) {

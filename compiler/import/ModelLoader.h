@@ -17,6 +17,7 @@
 
 namespace onnx {
 class ModelProto;
+class NodeProto;
 } // namespace onnx
 
 namespace kiln {
@@ -37,6 +38,10 @@ struct LoadOptions {
 /// line that names the file and, where one is at fault, the node.
 bool loadOnnxModel(const std::string &path, const LoadOptions &options,
                    onnx::ModelProto &model, std::string &error);
+
+/// "node 'conv1' (Conv)"; an unnamed node is named by its first output. Every
+/// import error names its node this way.
+std::string nodeLabel(const onnx::NodeProto &node);
 
 /// Splits `NAME=VALUE` (an --input-value); false when there is no name or value.
 bool parseInputValue(const std::string &text, std::string &name, std::string &value);

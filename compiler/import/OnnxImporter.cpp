@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/import/OnnxImporter.h"
+#include "compiler/import/ModelLoader.h"
 #include "dialects/onnx/OnnxSchemas.h"
 #include "dialects/onnx/OnnxDialect.h"
 
@@ -51,17 +52,6 @@ const llvm::StringMap<OpSignature> &opSignatures() {
   return table;
 }
 
-/// "node 'conv1' (Conv)"; an unnamed node is named by its first output.
-std::string nodeLabel(const ::onnx::NodeProto &node) {
-  std::string label;
-  if (!node.name().empty())
-    label = "node '" + node.name() + "'";
-  else if (node.output_size() > 0)
-    label = "node with output '" + node.output(0) + "'";
-  else
-    label = "unnamed node";
-  return label + " (" + node.op_type() + ")";
-}
 
 class Importer {
 public:

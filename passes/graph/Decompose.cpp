@@ -16,6 +16,8 @@
 //   BatchNormalization (training mode)  batch mean and variance, running statistics
 //   TfIdfVectorizer   n-gram matches by Equal/And against the pool, counts mapped
 //                     to the outputs by a constant matrix
+//   Reduce* with run-time axes, no keepdims, shapes that fit several axis sets:
+//                     one reduction per fitting set, Where picks by the axes input
 //
 // Each new op is typed by its shape function, so the pass runs after
 // kiln-infer-shapes and leaves static types.
@@ -65,6 +67,67 @@ FailureOr<SmallVector<Value>> selectBranches(onnx::IfOp ifOp, OnnxBuilder &ob) {
   for (auto [a, b] : llvm::zip(thenYield->getOperands(), elseYield->getOperands()))
     results.push_back(ob.create("Where", {cond, a, b}, elementOf(a)));
   return results;
+}
+
+/// A reduction without keepdims whose axes are a run-time input and whose static
+/// shapes fit more than one set of axes ([3,2,2] -> [3,2] reduces axis 1 or 2):
+/// each fitting reduction with constant axes, and Where picks the one whose axes
+/// the input holds. Empty when the shapes decide (the lowering reads them off).
+FailureOr<SmallVector<Value>> selectRuntimeAxes(Operation *op, OnnxBuilder &ob) {
+  if (op->getNumOperands() < 2 || absent(op->getOperand(1)) ||
+      kiln::constantValueOf(op->getOperand(1)))
+    return SmallVector<Value>{};
+  auto keep = op->getAttrOfType<IntegerAttr>("keepdims");
+  auto src = cast<RankedTensorType>(op->getOperand(0).getType());
+  auto result = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+  auto axesType = cast<RankedTensorType>(op->getOperand(1).getType());
+  if (!keep || keep.getInt() || !result || !result.hasStaticShape() ||
+      axesType.getRank() != 1 || src.getRank() > 8)
+    return SmallVector<Value>{};
+  int64_t rank = src.getRank(), count = axesType.getDimSize(0);
+  SmallVector<SmallVector<int64_t>> candidates;
+  for (int64_t mask = 1; mask < (int64_t(1) << rank); ++mask) {
+    SmallVector<int64_t> kept, axes;
+    for (int64_t d = 0; d < rank; ++d) {
+      if (mask & (int64_t(1) << d))
+        axes.push_back(d);
+      else
+        kept.push_back(src.getDimSize(d));
+    }
+    if (static_cast<int64_t>(axes.size()) == count && ArrayRef<int64_t>(kept) == result.getShape())
+      candidates.push_back(axes);
+  }
+  if (candidates.size() < 2)
+    return SmallVector<Value>{};
+  Type i64 = ob.b.getI64Type();
+  Value axes = ob.castTo(op->getOperand(1), i64);
+  Value normalized = ob.create(
+      "Where", {ob.binary("Less", axes, ob.scalar(i64, 0)),
+                ob.binary("Add", axes, ob.scalar(i64, static_cast<double>(rank))), axes},
+      i64);
+  Value chosen;
+  for (const SmallVector<int64_t> &candidate : llvm::reverse(candidates)) {
+    Value constantAxes = ob.ints(candidate);
+    Operation *reduce = ob.b.clone(*op);
+    reduce->setOperand(1, constantAxes);
+    reduce->getResult(0).setType(result);
+    if (!chosen) { // The last candidate: taken when no other matches.
+      chosen = reduce->getResult(0);
+      continue;
+    }
+    // Every run-time axis is one of the candidate's (axes are distinct in ONNX).
+    Value hits;
+    for (int64_t d : candidate) {
+      Value hit = ob.castTo(ob.binary("Equal", normalized, ob.scalar(i64, d)), i64);
+      hits = hits ? ob.binary("Add", hits, hit) : hit;
+    }
+    Value all = ob.create("ReduceMin", {hits, ob.none()}, i64,
+                          {ob.b.getNamedAttr("keepdims", ob.b.getI64IntegerAttr(0))});
+    chosen = ob.create("Where", {ob.binary("Equal", all, ob.scalar(i64, 1)),
+                                 reduce->getResult(0), chosen},
+                       result.getElementType());
+  }
+  return SmallVector<Value>{chosen};
 }
 
 /// DFT-17 as two MatMuls with constant cosine and sine matrices (computed in
@@ -526,6 +589,8 @@ FailureOr<SmallVector<Value>> decompose(Operation *op) {
   }
   if (name == "TfIdfVectorizer")
     return decomposeTfIdf(op, ob);
+  if (StringRef(name).starts_with("Reduce"))
+    return selectRuntimeAxes(op, ob);
   if (name == "DFT")
     return decomposeDft(op, ob);
   if (name == "STFT")

@@ -13,17 +13,19 @@ using namespace mlir;
 namespace kiln {
 namespace {
 
-/// ONNX TensorProto data types Cast takes in its `to` attribute.
-enum OnnxDataType : int64_t { kFloat = 1, kUint8 = 2, kInt8 = 3, kInt32 = 6, kDouble = 11 };
-
+/// The ONNX TensorProto data type of `t` (Cast's `to`; the inverse of the
+/// mapping CastOp::verify checks); 0 for a type ONNX cannot name.
 int64_t onnxTypeCode(Type t) {
-  if (t.isF32()) return kFloat;
-  if (t.isF64()) return kDouble;
+  if (t.isF32()) return 1;
+  if (t.isF64()) return 11;
   if (t.isF16()) return 10;
   if (t.isBF16()) return 16;
-  if (t.isUnsignedInteger(8)) return kUint8;
-  if (t.isInteger(8)) return kInt8;
-  if (t.isInteger(32)) return kInt32;
+  if (t.isInteger(1)) return 9;
+  bool u = t.isUnsignedInteger();
+  if (t.isInteger(8)) return u ? 2 : 3;
+  if (t.isInteger(16)) return u ? 4 : 5;
+  if (t.isInteger(32)) return u ? 12 : 6;
+  if (t.isInteger(64)) return u ? 13 : 7;
   return 0;
 }
 

@@ -232,3 +232,35 @@ func.func @bn_training_rank1(%x: tensor<3xf32>, %s: tensor<3xf32>, %b: tensor<3x
   %y, %rm, %rv = "onnx.BatchNormalization"(%x, %s, %b, %m, %v) <{epsilon = 1.0e-2 : f32, momentum = 0.5 : f32, training_mode = 1 : i64}> : (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>)
   return %y : tensor<3xf32>
 }
+
+// -----
+
+// ReduceSum without keepdims, axes at run time, 3x2x2 -> 3x2: axis 1 or axis 2.
+// Both reductions run; Where takes axis 1's when every run-time axis (made
+// non-negative) is 1, else axis 2's.
+// CHECK-LABEL: func.func @reduce_runtime_axes
+// CHECK: %[[NEG:.*]] = "onnx.Less"(%arg1
+// CHECK: %[[WRAP:.*]] = "onnx.Add"(%arg1
+// CHECK: %[[AX:.*]] = "onnx.Where"(%[[NEG]], %[[WRAP]], %arg1)
+// CHECK: %[[R2:.*]] = "onnx.ReduceSum"(%arg0, %{{.*}}) <{keepdims = 0 : i64, noop_with_empty_axes = 0 : i64}> : (tensor<3x2x2xf32>, tensor<1xi64>) -> tensor<3x2xf32>
+// CHECK: %[[R1:.*]] = "onnx.ReduceSum"(%arg0, %{{.*}}) <{keepdims = 0 : i64, noop_with_empty_axes = 0 : i64}> : (tensor<3x2x2xf32>, tensor<1xi64>) -> tensor<3x2xf32>
+// CHECK: %[[HIT:.*]] = "onnx.Equal"(%[[AX]]
+// CHECK: %[[N:.*]] = "onnx.Cast"(%[[HIT]]) <{to = 7 : i64}> : (tensor<1xi1>) -> tensor<1xi64>
+// CHECK: %[[ALL:.*]] = "onnx.ReduceMin"(%[[N]]
+// CHECK: %[[IS:.*]] = "onnx.Equal"(%[[ALL]]
+// CHECK: %[[Y:.*]] = "onnx.Where"(%[[IS]], %[[R1]], %[[R2]])
+// CHECK: return %[[Y]]
+func.func @reduce_runtime_axes(%x: tensor<3x2x2xf32>, %axes: tensor<1xi64>) -> tensor<3x2xf32> {
+  %y = "onnx.ReduceSum"(%x, %axes) <{keepdims = 0 : i64, noop_with_empty_axes = 0 : i64}> : (tensor<3x2x2xf32>, tensor<1xi64>) -> tensor<3x2xf32>
+  return %y : tensor<3x2xf32>
+}
+
+// -----
+
+// Shapes that decide the axes (3x4x2 -> 3x2: axis 1) are left to the lowering.
+// CHECK-LABEL: func.func @reduce_runtime_axes_decided
+// CHECK-NEXT: "onnx.ReduceSum"(%arg0, %arg1)
+func.func @reduce_runtime_axes_decided(%x: tensor<3x4x2xf32>, %axes: tensor<1xi64>) -> tensor<3x2xf32> {
+  %y = "onnx.ReduceSum"(%x, %axes) <{keepdims = 0 : i64, noop_with_empty_axes = 0 : i64}> : (tensor<3x4x2xf32>, tensor<1xi64>) -> tensor<3x2xf32>
+  return %y : tensor<3x2xf32>
+}
