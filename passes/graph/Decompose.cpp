@@ -16,6 +16,9 @@
 //   BatchNormalization (training mode)  batch mean and variance, running statistics
 //   TfIdfVectorizer   n-gram matches by Equal/And against the pool, counts mapped
 //                     to the outputs by a constant matrix
+//   Compress, NonZero where the model declares the output size: the selected
+//                     positions by an exclusive CumSum and a match table, then
+//                     Gather or unravel
 //   Reduce* with run-time axes, no keepdims, shapes that fit several axis sets:
 //                     one reduction per fitting set, Where picks by the axes input
 //
@@ -128,6 +131,96 @@ FailureOr<SmallVector<Value>> selectRuntimeAxes(Operation *op, OnnxBuilder &ob) 
                        result.getElementType());
   }
   return SmallVector<Value>{chosen};
+}
+
+/// The positions of the first `count` true entries of the 1-D bool `mask`, as i64
+/// [count]: entry i is the j-th selected when mask[i] and i has j true entries
+/// before it (an exclusive CumSum); a [count, L] match table summed against iota.
+Value selectedPositions(OnnxBuilder &ob, Value mask, int64_t count) {
+  Type i64 = ob.b.getI64Type();
+  int64_t length = cast<RankedTensorType>(mask.getType()).getDimSize(0);
+  Value ones = ob.castTo(mask, i64);
+  Value before = ob.create("CumSum", {ones, ob.scalar(i64, 0)}, i64,
+                           {ob.b.getNamedAttr("exclusive", ob.b.getI64IntegerAttr(1)),
+                            ob.b.getNamedAttr("reverse", ob.b.getI64IntegerAttr(0))});
+  SmallVector<int64_t> rows, columns;
+  for (int64_t j = 0; j < count; ++j)
+    rows.push_back(j);
+  for (int64_t i = 0; i < length; ++i)
+    columns.push_back(i);
+  Value nth = ob.binary("Equal", ob.reshape(before, {1, length}), ob.reshape(ob.ints(rows), {count, 1}));
+  Value match = ob.castTo(ob.binary("And", nth, ob.reshape(mask, {1, length})), i64);
+  return ob.create("ReduceSum", {ob.binary("Mul", match, ob.reshape(ob.ints(columns), {1, length})),
+                                 ob.ints({1})},
+                   i64, {ob.b.getNamedAttr("keepdims", ob.b.getI64IntegerAttr(0))});
+}
+
+/// Compress and NonZero, whose output sizes depend on the data, where the model
+/// declares them (a graph output's type): the selected positions are computed for
+/// the declared count, then gathered (Compress) or unravelled (NonZero). Kiln
+/// trusts the declared count as it trusts every declared type. Larger than 2^24
+/// table entries is refused.
+FailureOr<SmallVector<Value>> decomposeSelection(Operation *op, OnnxBuilder &ob) {
+  auto result = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+  if (!result || !result.hasStaticShape())
+    return SmallVector<Value>{};
+  std::string name = kiln::onnx::onnxOperatorName(op);
+  Value x = op->getOperand(0);
+  auto type = cast<RankedTensorType>(x.getType());
+  Type i64 = ob.b.getI64Type();
+  auto tooLarge = [&](int64_t count, int64_t length) {
+    if (count * length <= (int64_t{1} << 24))
+      return false;
+    op->emitError() << name << " selecting " << count << " of " << length
+                    << " entries is too large for Kiln's selection table";
+    return true;
+  };
+  if (name == "NonZero") {
+    int64_t rank = type.getRank(), total = type.getNumElements();
+    int64_t count = result.getDimSize(1);
+    if (rank == 0 || tooLarge(count, total)) {
+      if (rank == 0)
+        op->emitError() << "NonZero of a scalar is not supported";
+      return failure();
+    }
+    Value flat = ob.reshape(x, {total});
+    Value mask = type.getElementType().isInteger(1)
+                     ? flat
+                     : ob.create("Not", {ob.binary("Equal", flat, ob.scalar(type.getElementType(), 0))},
+                                 ob.b.getI1Type());
+    Value positions = selectedPositions(ob, mask, count);
+    SmallVector<Value> coordinates;
+    int64_t stride = total;
+    for (int64_t d = 0; d < rank; ++d) {
+      stride /= type.getDimSize(d);
+      Value c = ob.binary("Div", positions, ob.scalar(i64, static_cast<double>(stride)));
+      c = ob.binary("Mod", c, ob.scalar(i64, static_cast<double>(type.getDimSize(d))));
+      coordinates.push_back(ob.reshape(c, {1, count}));
+    }
+    return SmallVector<Value>{ob.concat(coordinates, 0)};
+  }
+  // Compress: along `axis`, or over the flattened input.
+  Value condition = op->getOperand(1);
+  auto axisAttr = op->getAttrOfType<IntegerAttr>("axis");
+  if (!axisAttr) {
+    x = ob.reshape(x, {type.getNumElements()});
+    type = cast<RankedTensorType>(x.getType());
+  }
+  int64_t rank = type.getRank();
+  int64_t axis = axisAttr ? axisAttr.getInt() : 0;
+  if (axis < 0)
+    axis += rank;
+  int64_t length = cast<RankedTensorType>(condition.getType()).getDimSize(0);
+  int64_t count = result.getDimSize(axis);
+  if (length > type.getDimSize(axis)) {
+    op->emitError() << "Compress's condition is longer than the axis it selects on";
+    return failure();
+  }
+  if (tooLarge(count, length))
+    return failure();
+  Value positions = selectedPositions(ob, condition, count);
+  return SmallVector<Value>{ob.create("Gather", {x, positions}, type.getElementType(),
+                                      {ob.b.getNamedAttr("axis", ob.b.getI64IntegerAttr(axis))})};
 }
 
 /// DFT-17 as two MatMuls with constant cosine and sine matrices (computed in
@@ -591,6 +684,8 @@ FailureOr<SmallVector<Value>> decompose(Operation *op) {
     return decomposeTfIdf(op, ob);
   if (StringRef(name).starts_with("Reduce"))
     return selectRuntimeAxes(op, ob);
+  if (name == "Compress" || name == "NonZero")
+    return decomposeSelection(op, ob);
   if (name == "DFT")
     return decomposeDft(op, ob);
   if (name == "STFT")

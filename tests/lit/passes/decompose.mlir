@@ -264,3 +264,51 @@ func.func @reduce_runtime_axes_decided(%x: tensor<3x4x2xf32>, %axes: tensor<1xi6
   %y = "onnx.ReduceSum"(%x, %axes) <{keepdims = 0 : i64, noop_with_empty_axes = 0 : i64}> : (tensor<3x4x2xf32>, tensor<1xi64>) -> tensor<3x2xf32>
   return %y : tensor<3x2xf32>
 }
+
+// -----
+
+// Compress with the output size declared (2 of 3 rows): the j-th selected row is
+// the i with condition[i] and j true entries before it.
+// CHECK-LABEL: func.func @compress_declared
+// CHECK-NOT: onnx.Compress
+// CHECK: %[[ONES:.*]] = "onnx.Cast"(%arg1) <{to = 7 : i64}> : (tensor<3xi1>) -> tensor<3xi64>
+// CHECK: %[[BEFORE:.*]] = "onnx.CumSum"(%[[ONES]], %{{.*}}) <{exclusive = 1 : i64, reverse = 0 : i64}>
+// CHECK: "onnx.Equal"({{.*}}) : (tensor<1x3xi64>, tensor<2x1xi64>) -> tensor<2x3xi1>
+// CHECK: "onnx.And"({{.*}}) : (tensor<2x3xi1>, tensor<1x3xi1>) -> tensor<2x3xi1>
+// CHECK: %[[POS:.*]] = "onnx.ReduceSum"({{.*}}) <{keepdims = 0 : i64, noop_with_empty_axes = 0 : i64}> : (tensor<2x3xi64>, tensor<1xi64>) -> tensor<2xi64>
+// CHECK: %[[Y:.*]] = "onnx.Gather"(%arg0, %[[POS]]) <{axis = 0 : i64}> : (tensor<3x2xf32>, tensor<2xi64>) -> tensor<2x2xf32>
+// CHECK: return %[[Y]]
+func.func @compress_declared(%x: tensor<3x2xf32>, %c: tensor<3xi1>) -> tensor<2x2xf32> {
+  %y = "onnx.Compress"(%x, %c) <{axis = 0 : i64}> : (tensor<3x2xf32>, tensor<3xi1>) -> tensor<2x2xf32>
+  return %y : tensor<2x2xf32>
+}
+
+// -----
+
+// NonZero with 3 declared hits in a 2x2 input: flat positions unravelled by
+// division and remainder, one row per dimension.
+// CHECK-LABEL: func.func @nonzero_declared
+// CHECK: "onnx.Equal"
+// CHECK: "onnx.Not"
+// CHECK: "onnx.CumSum"
+// CHECK: %[[POS:.*]] = "onnx.ReduceSum"({{.*}}) -> tensor<3xi64>
+// CHECK: "onnx.Div"(%[[POS]]
+// CHECK: "onnx.Mod"
+// CHECK: "onnx.Div"(%[[POS]]
+// CHECK: "onnx.Mod"
+// CHECK: %[[Y:.*]] = "onnx.Concat"({{.*}}) <{axis = 0 : i64}> : (tensor<1x3xi64>, tensor<1x3xi64>) -> tensor<2x3xi64>
+// CHECK: return %[[Y]]
+func.func @nonzero_declared(%x: tensor<2x2xf32>) -> tensor<2x3xi64> {
+  %y = "onnx.NonZero"(%x) : (tensor<2x2xf32>) -> tensor<2x3xi64>
+  return %y : tensor<2x3xi64>
+}
+
+// -----
+
+// NonZero whose size nobody declares is left alone (kiln-infer-shapes reports it).
+// CHECK-LABEL: func.func @nonzero_unknown
+// CHECK: "onnx.NonZero"
+func.func @nonzero_unknown(%x: tensor<2x2xf32>) -> tensor<2x?xi64> {
+  %y = "onnx.NonZero"(%x) : (tensor<2x2xf32>) -> tensor<2x?xi64>
+  return %y : tensor<2x?xi64>
+}
