@@ -13,6 +13,7 @@
 #include "passes/graph/OnnxBuilder.h"
 
 #include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/EquivalenceClasses.h"
 
 namespace kiln {
 #define GEN_PASS_DEF_INFERSHAPES
@@ -68,10 +69,30 @@ struct InferShapesPass : kiln::impl::InferShapesBase<InferShapesPass> {
       if (func.isExternal())
         continue;
       Block &body = func.getBody().front();
+      deferred.clear();
       if (failed(sweep(llvm::to_vector(llvm::make_pointer_range(body))))) {
         signalPassFailure();
         return;
       }
+      // Run-time dimensions a declared type pins (Range -> element-wise ops ->
+      // a graph output of declared shape): unify, then sweep again.
+      if (!deferred.empty() && unifyDimensions(body)) {
+        deferred.clear();
+        if (failed(sweep(llvm::to_vector(llvm::make_pointer_range(body))))) {
+          signalPassFailure();
+          return;
+        }
+      }
+      for (Operation *op : deferred)
+        for (unsigned i = 0; i < op->getNumResults(); ++i)
+          if (!isStatic(op->getResult(i).getType()) && !op->getResult(i).use_empty()) {
+            op->emitError() << "output " << i << " of " << op->getName()
+                            << " has a shape that depends on run-time values ("
+                            << str(op->getResult(i).getType())
+                            << "); freeze the inputs it depends on with --input-value";
+            signalPassFailure();
+            return;
+          }
       Operation *ret = body.getTerminator();
       func.setType(FunctionType::get(&getContext(), func.getArgumentTypes(),
                                      ret->getOperandTypes()));
@@ -137,16 +158,116 @@ struct InferShapesPass : kiln::impl::InferShapesBase<InferShapesPass> {
         return contradiction(op, i, old, inferred[i]);
       op->getResult(i).setType(type);
     }
+    // A result left non-static by static operands depends on run-time values: an
+    // error unless a declared type downstream pins it (unifyDimensions); checked
+    // after the sweep.
     if (staticOperands && op->getNumRegions() == 0)
       for (unsigned i = 0; i < op->getNumResults(); ++i)
-        if (!isStatic(op->getResult(i).getType()) && !op->getResult(i).use_empty())
-          return op->emitError()
-                 << "output " << i << " of " << op->getName()
-                 << " has a shape that depends on run-time values ("
-                 << str(op->getResult(i).getType())
-                 << "); freeze the inputs it depends on with --input-value";
+        if (!isStatic(op->getResult(i).getType()) && !op->getResult(i).use_empty()) {
+          deferred.push_back(op);
+          break;
+        }
     return success();
   }
+
+  /// Unifies the run-time dimensions of `body` with the dimensions they flow into,
+  /// and gives each class its static size where one member has one (a declared
+  /// type). Which result dimension an operand dimension becomes is asked of the op's
+  /// shape function: the operand dimension is set to two probe sizes in turn, and a
+  /// result dimension that follows both is the same dimension. Element-wise ops
+  /// with broadcasting thus join equal dimensions (a run-time dimension is taken
+  /// not to broadcast, as ONNX Runtime's symbolic shape inference takes it).
+  /// True when a type changed.
+  bool unifyDimensions(Block &body) {
+    using Dim = std::pair<void *, unsigned>;
+    llvm::EquivalenceClasses<Dim> classes;
+    auto key = [](Value v, unsigned d) { return Dim(v.getAsOpaquePointer(), d); };
+    DenseMap<Dim, std::pair<Value, unsigned>> members;
+    constexpr int64_t kProbes[] = {1000003, 1000033};
+    for (Operation &op : body) {
+      if (!isa<kiln::onnx::OnnxDialect>(op.getDialect()) || op.getNumRegions() ||
+          isa<kiln::onnx::ConstantOp, kiln::onnx::NoValueOp>(op))
+        continue;
+      auto shapeFn = cast<kiln::onnx::InferShapesInterface>(op);
+      SmallVector<Attribute> values;
+      for (Value v : op.getOperands())
+        values.push_back(kiln::constantValueOf(v));
+      for (Value operand : op.getOperands()) {
+        auto type = dyn_cast<RankedTensorType>(operand.getType());
+        if (!type)
+          continue;
+        for (unsigned d = 0; d < type.getRank(); ++d) {
+          if (!type.isDynamicDim(d))
+            continue;
+          // Result dimensions equal to the probe, for both probes.
+          SmallVector<SmallVector<bool>> follows;
+          for (int64_t probe : kProbes) {
+            SmallVector<int64_t> shape(type.getShape());
+            shape[d] = probe;
+            operand.setType(RankedTensorType::get(shape, type.getElementType()));
+            SmallVector<Type> inferred;
+            std::string why;
+            bool ok = succeeded(shapeFn.inferResultTypes(values, inferred, why));
+            operand.setType(type);
+            if (!ok) {
+              follows.clear();
+              break;
+            }
+            SmallVector<bool> same;
+            for (Type t : inferred) {
+              auto ranked = dyn_cast<RankedTensorType>(t);
+              for (unsigned e = 0; ranked && e < ranked.getRank(); ++e)
+                same.push_back(ranked.getDimSize(e) == probe);
+            }
+            follows.push_back(same);
+          }
+          if (follows.size() != 2 || follows[0] != follows[1])
+            continue;
+          unsigned flat = 0;
+          for (Value result : op.getResults()) {
+            auto ranked = dyn_cast<RankedTensorType>(result.getType());
+            if (!ranked)
+              break;
+            for (unsigned e = 0; e < ranked.getRank() && flat < follows[0].size(); ++e, ++flat) {
+              if (!follows[0][flat])
+                continue;
+              members[key(operand, d)] = {operand, d};
+              members[key(result, e)] = {result, e};
+              classes.unionSets(key(operand, d), key(result, e));
+            }
+          }
+        }
+      }
+    }
+    // The static size of each class, where its members agree on one.
+    DenseMap<Dim, int64_t> sizeOf;
+    for (auto &[k, member] : members) {
+      auto type = cast<RankedTensorType>(member.first.getType());
+      if (type.isDynamicDim(member.second))
+        continue;
+      Dim leader = classes.getLeaderValue(k);
+      auto [it, inserted] = sizeOf.try_emplace(leader, type.getDimSize(member.second));
+      if (!inserted && it->second != type.getDimSize(member.second))
+        it->second = ShapedType::kDynamic; // members disagree: leave the class
+    }
+    bool changed = false;
+    for (auto &[k, member] : members) {
+      auto type = cast<RankedTensorType>(member.first.getType());
+      auto it = sizeOf.find(classes.getLeaderValue(k));
+      // Arguments keep their types (the function's signature is the interface).
+      if (!type.isDynamicDim(member.second) || it == sizeOf.end() ||
+          ShapedType::isDynamic(it->second) || isa<BlockArgument>(member.first))
+        continue;
+      SmallVector<int64_t> shape(type.getShape());
+      shape[member.second] = it->second;
+      member.first.setType(RankedTensorType::get(shape, type.getElementType()));
+      changed = true;
+    }
+    return changed;
+  }
+
+  /// Ops whose static operands left a result non-static, in this sweep.
+  SmallVector<Operation *> deferred;
 
   LogicalResult contradiction(Operation *op, unsigned i, Type old, Type inferred) {
     return op->emitError() << "output " << i << " of " << op->getName()

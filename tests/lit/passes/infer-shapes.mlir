@@ -81,6 +81,40 @@ func.func @runtime_shape(%x: tensor<4xf32>, %n: tensor<i64>) -> tensor<*xf32> {
 
 // -----
 
+// A run-time length that a declared type pins: Range's length flows through
+// element-wise ops (a scalar broadcast, a Cast) into an output the model declares
+// as 10 long, so Range gets length 10 (as ONNX's window functions expand).
+// CHECK-LABEL: func.func @declared_pins_runtime_length
+// CHECK: %[[R:.*]] = "onnx.Range"(%{{.*}}, %arg0, %{{.*}}) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<10xf32>
+// CHECK: "onnx.Mul"(%[[R]], %arg1) : (tensor<10xf32>, tensor<f32>) -> tensor<10xf32>
+// CHECK: "onnx.Cos"({{.*}}) : (tensor<10xf32>) -> tensor<10xf32>
+// CHECK: "onnx.Cast"({{.*}}) <{to = 11 : i64}> : (tensor<10xf32>) -> tensor<10xf64>
+func.func @declared_pins_runtime_length(%n: tensor<f32>, %step: tensor<f32>) -> tensor<10xf64> {
+  %zero = "onnx.Constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
+  %one = "onnx.Constant"() <{value = dense<1.0> : tensor<f32>}> : () -> tensor<f32>
+  %r = "onnx.Range"(%zero, %n, %one) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<*xf32>
+  %a = "onnx.Mul"(%r, %step) : (tensor<*xf32>, tensor<f32>) -> tensor<*xf32>
+  %c = "onnx.Cos"(%a) : (tensor<*xf32>) -> tensor<*xf32>
+  %d = "onnx.Cast"(%c) <{to = 11 : i64}> : (tensor<*xf32>) -> tensor<10xf64>
+  return %d : tensor<10xf64>
+}
+
+// -----
+
+// Two declared types that disagree on the run-time length leave it unknown: the
+// error stands.
+func.func @declared_lengths_disagree(%n: tensor<i64>) -> (tensor<3xi64>, tensor<4xi64>) {
+  %zero = "onnx.Constant"() <{value = dense<0> : tensor<i64>}> : () -> tensor<i64>
+  %one = "onnx.Constant"() <{value = dense<1> : tensor<i64>}> : () -> tensor<i64>
+  // expected-error @+1 {{output 0 of onnx.Range has a shape that depends on run-time values (tensor<?xi64>)}}
+  %r = "onnx.Range"(%zero, %n, %one) : (tensor<i64>, tensor<i64>, tensor<i64>) -> tensor<*xi64>
+  %a = "onnx.Neg"(%r) : (tensor<*xi64>) -> tensor<3xi64>
+  %b = "onnx.Abs"(%r) : (tensor<*xi64>) -> tensor<4xi64>
+  return %a, %b : tensor<3xi64>, tensor<4xi64>
+}
+
+// -----
+
 // Operands that do not broadcast.
 func.func @incompatible(%x: tensor<3xf32>, %y: tensor<4xf32>) -> tensor<*xf32> {
   // expected-error @+1 {{cannot infer the shape of onnx.Add: Incompatible dimensions}}
