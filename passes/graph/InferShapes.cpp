@@ -462,12 +462,25 @@ struct InferShapesPass : kiln::impl::InferShapesBase<InferShapesPass> {
          hasCond = !isa<NoneType>(loop.getCond().getType());
     std::optional<int64_t> trips = hasTrips ? scalar(values[0]) : std::nullopt;
     std::optional<int64_t> cond = hasCond ? scalar(values[1]) : std::optional<int64_t>(1);
-    if ((hasTrips && !trips) || !cond || (!hasTrips && !hasCond))
-      return success();
-    int64_t limit = hasTrips ? *trips : kMaxIterations + 1;
     Block &body = loop.getBody().front();
     unsigned carried = loop.getVInitial().size();
     unsigned scans = body.getTerminator()->getNumOperands() - 1 - carried;
+    // The most iterations the model allows: its declared scan output length, or a
+    // constant trip count.
+    std::optional<int64_t> bound = trips;
+    for (unsigned i = 0; i < scans; ++i) {
+      auto type = dyn_cast<RankedTensorType>(loop.getResult(carried + i).getType());
+      if (!type || type.getRank() == 0 || type.isDynamicDim(0))
+        continue;
+      if (!bound || (!trips && type.getDimSize(0) < *bound))
+        bound = type.getDimSize(0);
+    }
+    if ((hasTrips && !trips) || !cond || (!hasTrips && !hasCond)) {
+      if (!bound || (!hasTrips && !hasCond))
+        return success(); // the tensor phase reports it
+      return unrollBounded(loop, *bound);
+    }
+    int64_t limit = hasTrips ? *trips : kMaxIterations + 1;
     SmallVector<Value> state(loop.getVInitial());
     SmallVector<SmallVector<Value>> outs(scans);
     kiln::OnnxBuilder ob(loop);
@@ -486,6 +499,8 @@ struct InferShapesPass : kiln::impl::InferShapesBase<InferShapesPass> {
       if (failed(results))
         return failure();
       cond = scalar(kiln::constantValueOf((*results)[0]));
+      if (!cond && bound) // what this run cloned is dead; the canonicalizer drops it
+        return unrollBounded(loop, *bound);
       if (!cond)
         return loop.emitError() << "the condition of Loop iteration " << iteration
                                 << " depends on run-time values; Kiln unrolls loops "
@@ -498,6 +513,63 @@ struct InferShapesPass : kiln::impl::InferShapesBase<InferShapesPass> {
     for (unsigned i = 0; i < scans; ++i) {
       if (outs[i].empty())
         return loop.emitError() << "Loop runs no iteration but has scan outputs";
+      for (Value v : outs[i])
+        if (!isStatic(v.getType()) || isa<NoneType>(v.getType()))
+          return loop.emitError() << "scan output " << i << " of the Loop body has no static shape";
+      results.push_back(stack(ob, outs[i], 0));
+    }
+    return replaceUnrolled(loop, results);
+  }
+
+  /// Loop with a run-time trip count or condition and at most `bound` iterations
+  /// (the length of a declared scan output, or a constant trip count): `bound`
+  /// copies of the body, each active while its index is below the trip count and
+  /// every condition so far held; an inactive copy's loop-carried values are
+  /// dropped by Where. Scan outputs stack all `bound` copies: the model declares
+  /// that many rows.
+  LogicalResult unrollBounded(kiln::onnx::LoopOp loop, int64_t bound) {
+    constexpr int64_t kMaxIterations = 4096;
+    if (bound > kMaxIterations)
+      return loop.emitError() << "Loop runs up to " << bound << " iterations; Kiln unrolls loops up to "
+                              << kMaxIterations;
+    Block &body = loop.getBody().front();
+    unsigned carried = loop.getVInitial().size();
+    unsigned scans = body.getTerminator()->getNumOperands() - 1 - carried;
+    kiln::OnnxBuilder ob(loop);
+    Type i64 = ob.b.getI64Type(), i1 = ob.b.getI1Type();
+    auto asScalar = [&](Value v) {
+      auto type = dyn_cast<RankedTensorType>(v.getType());
+      return type && type.getRank() > 0 ? ob.reshape(v, {}) : v;
+    };
+    Value cond = isa<NoneType>(loop.getCond().getType())
+                     ? ob.constant(DenseElementsAttr::get(RankedTensorType::get({}, i1), true))
+                     : asScalar(loop.getCond());
+    Value trips = isa<NoneType>(loop.getM().getType()) ? Value() : asScalar(loop.getM());
+    SmallVector<Value> state(loop.getVInitial());
+    SmallVector<SmallVector<Value>> outs(scans);
+    for (int64_t iteration = 0; iteration < bound; ++iteration) {
+      Value index = ob.scalar(i64, static_cast<double>(iteration));
+      Value active = trips ? ob.binary("And", ob.binary("Less", index, trips), cond) : cond;
+      SmallVector<Value> args = {index, cond};
+      args.append(state);
+      FailureOr<SmallVector<Value>> results = runBody(body, args, loop);
+      if (failed(results))
+        return failure();
+      for (unsigned k = 0; k < carried; ++k) {
+        Value next = (*results)[1 + k];
+        if (next.getType() != state[k].getType() || !isStatic(next.getType()))
+          return loop.emitError() << "loop-carried value " << k
+                                  << " changes shape between iterations; a Loop with a "
+                                     "run-time trip count needs fixed shapes";
+        state[k] = ob.create("Where", {active, next, state[k]}, kiln::elementOf(next));
+      }
+      if (iteration + 1 < bound)
+        cond = ob.binary("And", active, asScalar((*results)[0]));
+      for (unsigned i = 0; i < scans; ++i)
+        outs[i].push_back((*results)[1 + carried + i]);
+    }
+    SmallVector<Value> results(state);
+    for (unsigned i = 0; i < scans; ++i) {
       for (Value v : outs[i])
         if (!isStatic(v.getType()) || isa<NoneType>(v.getType()))
           return loop.emitError() << "scan output " << i << " of the Loop body has no static shape";

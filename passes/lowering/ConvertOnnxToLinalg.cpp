@@ -48,8 +48,10 @@ std::string unsupportedReason(Operation *op) {
     return "an If decided at run time whose branches give different types or "
            "non-static shapes is not supported";
   if (is({"onnx.Loop"}))
-    return "a Loop whose trip count or condition depends on run-time values is not "
-           "supported (Kiln unrolls constant ones; freeze inputs with --input-value)";
+    return "a Loop whose trip count or condition depends on run-time values and whose "
+           "iterations nothing bounds is not supported (Kiln unrolls a Loop with a "
+           "constant trip count or a declared scan output length; freeze inputs with "
+           "--input-value)";
   if (is({"onnx.Scan"}))
     return "a Scan with non-static shapes or sequence_lens is not supported";
   auto dynamic = [](Type t) {

@@ -172,16 +172,59 @@ func.func @scan_lengths_differ(%init: tensor<2xf32>, %x: tensor<3x2xf32>, %y: te
 
 // -----
 
-// A constant trip count, but the body's condition depends on the data.
+// A constant trip count, but the body's condition depends on the data: three
+// guarded copies of the body; each copy's carried value is kept by Where only while
+// every condition so far held.
+// CHECK-LABEL: func.func @loop_runtime_condition
+// CHECK-NOT: onnx.Loop
+// CHECK: %[[W1:.*]] = "onnx.Where"(%{{.*}}, %{{.*}}, %arg0)
+// CHECK: %[[W2:.*]] = "onnx.Where"(%{{.*}}, %{{.*}}, %[[W1]])
+// CHECK: %[[W3:.*]] = "onnx.Where"(%{{.*}}, %{{.*}}, %[[W2]])
+// CHECK-NEXT: return %[[W3]] : tensor<f32>
 func.func @loop_runtime_condition(%x: tensor<f32>) -> tensor<*xf32> {
   %n = "onnx.Constant"() <{value = dense<3> : tensor<i64>}> : () -> tensor<i64>
   %t = "onnx.Constant"() <{value = dense<true> : tensor<i1>}> : () -> tensor<i1>
-  // expected-error @+1 {{the condition of Loop iteration 0 depends on run-time values}}
   %r = "onnx.Loop"(%n, %t, %x) ({
   ^bb0(%i: tensor<i64>, %c: tensor<i1>, %acc: tensor<*xf32>):
     %zero = "onnx.Constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
     %go = "onnx.Greater"(%acc, %zero) : (tensor<*xf32>, tensor<f32>) -> tensor<*xi1>
-    onnx.Yield %go, %acc : tensor<*xi1>, tensor<*xf32>
+    %half = "onnx.Constant"() <{value = dense<0.5> : tensor<f32>}> : () -> tensor<f32>
+    %next = "onnx.Mul"(%acc, %half) : (tensor<*xf32>, tensor<f32>) -> tensor<*xf32>
+    onnx.Yield %go, %next : tensor<*xi1>, tensor<*xf32>
   }) : (tensor<i64>, tensor<i1>, tensor<f32>) -> tensor<*xf32>
   return %r : tensor<*xf32>
+}
+
+// -----
+
+// A run-time trip count bounded by the declared scan output (4 rows): four
+// copies, each active while its index is below the trip count.
+// CHECK-LABEL: func.func @loop_runtime_trips_declared_scan
+// CHECK-COUNT-4: "onnx.Less"
+// CHECK: "onnx.Concat"({{.*}}) <{axis = 0 : i64}> : (tensor<1x2xf32>, tensor<1x2xf32>, tensor<1x2xf32>, tensor<1x2xf32>) -> tensor<4x2xf32>
+// CHECK-NOT: onnx.Loop
+func.func @loop_runtime_trips_declared_scan(%n: tensor<i64>, %x: tensor<2xf32>) -> (tensor<2xf32>, tensor<4x2xf32>) {
+  %t = "onnx.Constant"() <{value = dense<true> : tensor<i1>}> : () -> tensor<i1>
+  %r:2 = "onnx.Loop"(%n, %t, %x) ({
+  ^bb0(%i: tensor<i64>, %c: tensor<i1>, %acc: tensor<*xf32>):
+    %one = "onnx.Constant"() <{value = dense<1.0> : tensor<f32>}> : () -> tensor<f32>
+    %next = "onnx.Add"(%acc, %one) : (tensor<*xf32>, tensor<f32>) -> tensor<*xf32>
+    onnx.Yield %c, %next, %next : tensor<i1>, tensor<*xf32>, tensor<*xf32>
+  }) : (tensor<i64>, tensor<i1>, tensor<2xf32>) -> (tensor<2xf32>, tensor<4x2xf32>)
+  return %r#0, %r#1 : tensor<2xf32>, tensor<4x2xf32>
+}
+
+// -----
+
+// A run-time trip count and nothing that bounds it: left for the tensor phase,
+// which reports it.
+// CHECK-LABEL: func.func @loop_runtime_trips_unbounded
+// CHECK: "onnx.Loop"
+func.func @loop_runtime_trips_unbounded(%n: tensor<i64>, %x: tensor<2xf32>) -> tensor<2xf32> {
+  %t = "onnx.Constant"() <{value = dense<true> : tensor<i1>}> : () -> tensor<i1>
+  %r = "onnx.Loop"(%n, %t, %x) ({
+  ^bb0(%i: tensor<i64>, %c: tensor<i1>, %acc: tensor<*xf32>):
+    onnx.Yield %c, %acc : tensor<i1>, tensor<*xf32>
+  }) : (tensor<i64>, tensor<i1>, tensor<2xf32>) -> tensor<2xf32>
+  return %r : tensor<2xf32>
 }
