@@ -19,6 +19,8 @@
 //   Compress, NonZero where the model declares the output size: the selected
 //                     positions by an exclusive CumSum and a match table, then
 //                     Gather or unravel
+//   Unique where the model declares the count: an equality table of the slices,
+//                     first occurrences taken in order or by lexicographic rank
 //   Reduce* with run-time axes, no keepdims, shapes that fit several axis sets:
 //                     one reduction per fitting set, Where picks by the axes input
 //
@@ -221,6 +223,107 @@ FailureOr<SmallVector<Value>> decomposeSelection(Operation *op, OnnxBuilder &ob)
   Value positions = selectedPositions(ob, condition, count);
   return SmallVector<Value>{ob.create("Gather", {x, positions}, type.getElementType(),
                                       {ob.b.getNamedAttr("axis", ob.b.getI64IntegerAttr(axis))})};
+}
+
+/// Unique where the model declares how many distinct values (or slices along
+/// `axis`) there are. Over the N slices, each flattened to S elements: an N x N
+/// equality table; slice i is a first occurrence when no earlier slice equals it.
+/// Unsorted, the first occurrences are taken in order; sorted, by rank, the number
+/// of distinct slices lexicographically below (an element is compared when every
+/// element before it is equal). Y gathers them, inverse_indices and counts read the
+/// equality table's columns for them.
+FailureOr<SmallVector<Value>> decomposeUnique(Operation *op, OnnxBuilder &ob) {
+  Value x = op->getOperand(0);
+  auto type = cast<RankedTensorType>(x.getType());
+  auto axisAttr = op->getAttrOfType<IntegerAttr>("axis");
+  auto sortedAttr = op->getAttrOfType<IntegerAttr>("sorted");
+  bool sorted = !sortedAttr || sortedAttr.getInt() != 0;
+  int64_t rank = type.getRank();
+  int64_t axis = axisAttr ? axisAttr.getInt() : 0;
+  if (axis < 0)
+    axis += rank;
+  Value flat = axisAttr ? x : ob.reshape(x, {type.getNumElements()});
+  auto flatType = cast<RankedTensorType>(flat.getType());
+  if (axis < 0 || axis >= flatType.getRank()) {
+    op->emitError() << "Unique's axis is out of range";
+    return failure();
+  }
+  int64_t n = flatType.getDimSize(axis), slice = n ? flatType.getNumElements() / n : 0;
+  // The count of distinct slices, from whichever output the model declares.
+  int64_t count = ShapedType::kDynamic;
+  for (auto [result, dim] : {std::pair<unsigned, int64_t>{0, axis}, {1, 0}, {3, 0}}) {
+    auto t = dyn_cast<RankedTensorType>(op->getResult(result).getType());
+    if (t && t.getRank() > dim && !t.isDynamicDim(dim)) {
+      count = t.getDimSize(dim);
+      break;
+    }
+  }
+  if (ShapedType::isDynamic(count))
+    return SmallVector<Value>{};
+  if (n * n * std::max<int64_t>(slice, 1) > (int64_t{1} << 24) || count > n) {
+    op->emitError() << "Unique of " << n << " slices of " << slice
+                    << " elements into " << count << " is beyond Kiln's equality table";
+    return failure();
+  }
+  Type i64 = ob.b.getI64Type();
+  SmallVector<int64_t> perm = {axis};
+  for (int64_t d = 0; d < flatType.getRank(); ++d)
+    if (d != axis)
+      perm.push_back(d);
+  Value rows = axis ? ob.transpose(flat, perm) : flat;
+  rows = ob.reshape(rows, {n, slice});
+  Value a = ob.reshape(rows, {n, 1, slice}), b = ob.reshape(rows, {1, n, slice});
+  Value equalElems = ob.binary("Equal", a, b);
+  auto keep0 = ob.b.getNamedAttr("keepdims", ob.b.getI64IntegerAttr(0));
+  Value equal = ob.create("ReduceMin", {ob.castTo(equalElems, i64), ob.ints({2})}, i64, {keep0});
+  SmallVector<int64_t> lower, iota;
+  for (int64_t i = 0; i < n; ++i) {
+    iota.push_back(i);
+    for (int64_t j = 0; j < n; ++j)
+      lower.push_back(j < i);
+  }
+  Value earlier = ob.reshape(ob.ints(lower), {n, n});
+  Value repeats = ob.create("ReduceMax", {ob.binary("Mul", equal, earlier), ob.ints({1})}, i64, {keep0});
+  Value first = ob.binary("Equal", repeats, ob.scalar(i64, 0));
+  Value indices;
+  if (!sorted) {
+    indices = selectedPositions(ob, first, count);
+  } else {
+    Value less = ob.binary("Less", b, a); // slice j's element below slice i's
+    Value differ = ob.castTo(ob.create("Not", {equalElems}, ob.b.getI1Type()), i64);
+    Value differBefore = ob.create("CumSum", {differ, ob.scalar(i64, 2)}, i64,
+                                   {ob.b.getNamedAttr("exclusive", ob.b.getI64IntegerAttr(1)),
+                                    ob.b.getNamedAttr("reverse", ob.b.getI64IntegerAttr(0))});
+    Value decides = ob.binary("And", less, ob.binary("Equal", differBefore, ob.scalar(i64, 0)));
+    Value below = ob.create("ReduceMax", {ob.castTo(decides, i64), ob.ints({2})}, i64, {keep0});
+    Value firsts = ob.reshape(ob.castTo(first, i64), {1, n});
+    Value position = ob.create("ReduceSum", {ob.binary("Mul", below, firsts), ob.ints({1})}, i64, {keep0});
+    SmallVector<int64_t> ks;
+    for (int64_t k = 0; k < count; ++k)
+      ks.push_back(k);
+    Value match = ob.binary("And", ob.binary("Equal", ob.reshape(position, {1, n}),
+                                             ob.reshape(ob.ints(ks), {count, 1})),
+                            ob.reshape(first, {1, n}));
+    indices = ob.create("ReduceSum", {ob.binary("Mul", ob.castTo(match, i64), ob.reshape(ob.ints(iota), {1, n})),
+                                      ob.ints({1})},
+                        i64, {keep0});
+  }
+  Value y = ob.create("Gather", {flat, indices}, type.getElementType(),
+                      {ob.b.getNamedAttr("axis", ob.b.getI64IntegerAttr(axis))});
+  Value hits = ob.create("Gather", {equal, indices}, i64,
+                         {ob.b.getNamedAttr("axis", ob.b.getI64IntegerAttr(1))}); // [n, count]
+  SmallVector<int64_t> ks;
+  for (int64_t k = 0; k < count; ++k)
+    ks.push_back(k);
+  Value inverse = ob.create("ReduceSum", {ob.binary("Mul", hits, ob.reshape(ob.ints(ks), {1, count})),
+                                          ob.ints({1})},
+                            i64, {keep0});
+  Value counts = ob.create("ReduceSum", {hits, ob.ints({0})}, i64, {keep0});
+  SmallVector<Value> results = {y, indices, inverse, counts};
+  for (auto [i, result] : llvm::enumerate(op->getResults()))
+    if (isa<NoneType>(result.getType()))
+      results[i] = Value();
+  return results;
 }
 
 /// DFT-17 as two MatMuls with constant cosine and sine matrices (computed in
@@ -686,6 +789,8 @@ FailureOr<SmallVector<Value>> decompose(Operation *op) {
     return selectRuntimeAxes(op, ob);
   if (name == "Compress" || name == "NonZero")
     return decomposeSelection(op, ob);
+  if (name == "Unique")
+    return decomposeUnique(op, ob);
   if (name == "DFT")
     return decomposeDft(op, ob);
   if (name == "STFT")

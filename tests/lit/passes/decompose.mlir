@@ -312,3 +312,25 @@ func.func @nonzero_unknown(%x: tensor<2x2xf32>) -> tensor<2x?xi64> {
   %y = "onnx.NonZero"(%x) : (tensor<2x2xf32>) -> tensor<2x?xi64>
   return %y : tensor<2x?xi64>
 }
+
+// -----
+
+// Unique, sorted, 3 distinct of 4 declared: the equality table of the 4 values,
+// first occurrences (no equal value before), their rank among the distinct
+// values, Y gathered in rank order, inverse indices and counts from the table.
+// CHECK-LABEL: func.func @unique_sorted_declared
+// CHECK-NOT: onnx.Unique
+// CHECK: "onnx.Equal"({{.*}}) : (tensor<4x1x1xf32>, tensor<1x4x1xf32>) -> tensor<4x4x1xi1>
+// CHECK: %[[EQ:.*]] = "onnx.ReduceMin"({{.*}}) -> tensor<4x4xi64>
+// CHECK: "onnx.Less"({{.*}}) : (tensor<1x4x1xf32>, tensor<4x1x1xf32>) -> tensor<4x4x1xi1>
+// CHECK: "onnx.CumSum"({{.*}}) <{exclusive = 1 : i64, reverse = 0 : i64}>
+// CHECK: %[[IDX:.*]] = "onnx.ReduceSum"({{.*}}) -> tensor<3xi64>
+// CHECK: %[[Y:.*]] = "onnx.Gather"(%{{.*}}, %[[IDX]]) <{axis = 0 : i64}> : (tensor<4xf32>, tensor<3xi64>) -> tensor<3xf32>
+// CHECK: %[[HITS:.*]] = "onnx.Gather"(%[[EQ]], %[[IDX]]) <{axis = 1 : i64}> : (tensor<4x4xi64>, tensor<3xi64>) -> tensor<4x3xi64>
+// CHECK: %[[INV:.*]] = "onnx.ReduceSum"({{.*}}) -> tensor<4xi64>
+// CHECK: %[[CNT:.*]] = "onnx.ReduceSum"(%[[HITS]], %{{.*}}) <{keepdims = 0 : i64, noop_with_empty_axes = 0 : i64}> : (tensor<4x3xi64>, tensor<1xi64>) -> tensor<3xi64>
+// CHECK: return %[[Y]], %[[IDX]], %[[INV]], %[[CNT]]
+func.func @unique_sorted_declared(%x: tensor<4xf32>) -> (tensor<3xf32>, tensor<3xi64>, tensor<4xi64>, tensor<3xi64>) {
+  %y:4 = "onnx.Unique"(%x) <{sorted = 1 : i64}> : (tensor<4xf32>) -> (tensor<3xf32>, tensor<3xi64>, tensor<4xi64>, tensor<3xi64>)
+  return %y#0, %y#1, %y#2, %y#3 : tensor<3xf32>, tensor<3xi64>, tensor<4xi64>, tensor<3xi64>
+}
