@@ -38,6 +38,11 @@ bool buildModelLibrary(const LibraryBuild &build, std::string &error) {
   // A ThreadSanitizer build's models are built and linked with it too.
   args.push_back("-fsanitize=thread");
 #endif
+#ifdef KILN_SANITIZE_ADDRESS
+  // The runtime library linked in is instrumented: the model needs the ASan and
+  // UBSan runtimes (and is checked by them).
+  args.push_back("-fsanitize=address,undefined");
+#endif
   args.insert(args.end(), build.linkInputs.begin(), build.linkInputs.end());
   if (build.embedWeights) {
     args.push_back("-Wa,-I," + build.dir); // where .incbin finds model.weights

@@ -107,7 +107,11 @@ struct CompileRequest {
   /// The compile report as JSON and as a page (full compiles only).
   std::string report, reportHtml;
   /// The C++ compiler that builds libmodel.so.
+#ifdef KILN_MODEL_CXX
+  std::string cxx = KILN_MODEL_CXX; // a sanitizer build's compiler (one runtime)
+#else
   std::string cxx = "c++";
+#endif
   /// Phase progress on stderr (the CLI: on a terminal, unless --quiet).
   bool progress = false;
   /// MLIR's instrumentation, as mlir-opt has it: the IR after every pass or after

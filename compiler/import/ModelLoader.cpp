@@ -132,6 +132,10 @@ class Loader {
 public:
   Loader(std::string path, const LoadOptions &options)
       : path(std::move(path)), options(options) {}
+  /// A model held in memory, named `path` (its extension tells text from binary);
+  /// it has no folder, so external data is refused.
+  Loader(std::string path, const std::string *bytes, const LoadOptions &options)
+      : path(std::move(path)), options(options), bytes(bytes) {}
 
   bool run(ModelProto &model);
   std::string error;
@@ -155,6 +159,7 @@ private:
 
   std::string path;
   const LoadOptions &options;
+  const std::string *bytes = nullptr;
   int defaultOpset = 0;
 };
 
@@ -177,16 +182,22 @@ bool Loader::run(ModelProto &model) {
 
 bool Loader::parse(ModelProto &model) {
   std::error_code ec;
-  if (!fs::exists(path, ec))
-    return fail("no such file");
-  if (fs::is_directory(path, ec))
-    return fail("is a directory, not an ONNX model");
-  // Mapped, not read: the protobuf parser copies the weights out of it once.
-  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> file =
-      llvm::MemoryBuffer::getFile(path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
-  if (!file)
-    return fail("cannot open the file for reading (" + file.getError().message() + ")");
-  llvm::StringRef mapped = (*file)->getBuffer();
+  llvm::StringRef mapped;
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> file{std::error_code()};
+  if (bytes) {
+    mapped = *bytes;
+  } else {
+    if (!fs::exists(path, ec))
+      return fail("no such file");
+    if (fs::is_directory(path, ec))
+      return fail("is a directory, not an ONNX model");
+    // Mapped, not read: the protobuf parser copies the weights out of it once.
+    file = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                       /*RequiresNullTerminator=*/false);
+    if (!file)
+      return fail("cannot open the file for reading (" + file.getError().message() + ")");
+    mapped = (*file)->getBuffer();
+  }
   if (mapped.empty())
     return fail("the file is empty");
 
@@ -294,6 +305,9 @@ bool Loader::checkNodes(const GraphProto &graph, int opset) {
 bool Loader::loadExternalTensor(TensorProto &tensor, const std::string &owner) {
   if (tensor.data_location() != TensorProto::EXTERNAL)
     return true;
+  if (bytes)
+    return fail(owner + ": external data needs the model's folder (the model was given "
+                        "in memory)");
   std::string location;
   int64_t offset = 0, length = -1;
   for (const StringStringEntryProto &entry : tensor.external_data()) {
@@ -609,9 +623,8 @@ bool Loader::infer(ModelProto &model) {
 
 } // namespace
 
-bool loadOnnxModel(const std::string &path, const LoadOptions &options,
-                   ModelProto &model, std::string &error) {
-  Loader loader(path, options);
+namespace {
+bool load(Loader &loader, const std::string &path, ModelProto &model, std::string &error) {
   try {
     if (loader.run(model))
       return true;
@@ -624,6 +637,20 @@ bool loadOnnxModel(const std::string &path, const LoadOptions &options,
         c = ' ';
   }
   return false;
+}
+} // namespace
+
+bool loadOnnxModel(const std::string &path, const LoadOptions &options,
+                   ModelProto &model, std::string &error) {
+  Loader loader(path, options);
+  return load(loader, path, model, error);
+}
+
+bool loadOnnxModelFromMemory(const std::string &bytes, const std::string &name,
+                             const LoadOptions &options, ModelProto &model,
+                             std::string &error) {
+  Loader loader(name, &bytes, options);
+  return load(loader, name, model, error);
 }
 
 std::string nodeLabel(const NodeProto &node) {

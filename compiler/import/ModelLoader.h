@@ -39,6 +39,13 @@ struct LoadOptions {
 bool loadOnnxModel(const std::string &path, const LoadOptions &options,
                    onnx::ModelProto &model, std::string &error);
 
+/// The same for a model held in memory, named `name` in errors; a `name` ending in
+/// .onnxtxt, .onnxtext or .txt is ONNX text syntax. External data is refused (there
+/// is no folder to read it from).
+bool loadOnnxModelFromMemory(const std::string &bytes, const std::string &name,
+                             const LoadOptions &options, onnx::ModelProto &model,
+                             std::string &error);
+
 /// "node 'conv1' (Conv)"; an unnamed node is named by its first output. Every
 /// import error names its node this way.
 std::string nodeLabel(const onnx::NodeProto &node);

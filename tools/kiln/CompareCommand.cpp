@@ -14,6 +14,7 @@
 #include "compiler/import/ModelLoader.h"
 #include "tools/kiln/PrecisionCheck.h"
 #include "tools/kiln/RunCommand.h"
+#include "compiler/import/TensorFiles.h"
 
 #include "onnx/onnx_pb.h"
 

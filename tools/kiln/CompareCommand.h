@@ -38,7 +38,7 @@ struct CompareOptions {
   std::string injectFault;
   /// Where the builds, inputs and outputs go (default: a new temporary directory).
   std::string workDir;
-  std::string cxx = "c++";
+  std::string cxx = kiln::CompileRequest().cxx;
 };
 
 /// Returns the exit code: 0 when every compared tensor is within tolerance, 1 when

@@ -8,6 +8,7 @@
 #include "compiler/import/ModelLoader.h"
 #include "tools/kiln/CompareCommand.h"
 #include "tools/kiln/RunCommand.h"
+#include "compiler/import/TensorFiles.h"
 
 #include "onnx/onnx_pb.h"
 

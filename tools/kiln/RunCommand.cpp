@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "tools/kiln/RunCommand.h"
+#include "compiler/import/TensorFiles.h"
 
 #include "kiln/runtime/Npy.h"
 #include "kiln/runtime/model_abi.h"
@@ -136,69 +137,7 @@ size_t bytesOf(const kiln_tensor_info &info) {
   return n;
 }
 
-/// Reads an ONNX TensorProto (.pb) into `out`.
-bool readTensorProto(const std::string &path, kiln::rt::HostTensor &out,
-                     std::string &err) {
-  std::ifstream in(path, std::ios::binary);
-  onnx::TensorProto t;
-  if (!in || !t.ParseFromIstream(&in)) {
-    err = path + ": not an ONNX TensorProto";
-    return false;
-  }
-  out.desc.dtype = static_cast<kiln::rt::DType>(t.data_type());
-  size_t elem = kiln::rt::dtypeSize(out.desc.dtype);
-  if (elem == 0) {
-    err = path + ": unsupported element type " + std::to_string(t.data_type());
-    return false;
-  }
-  out.desc.shape.assign(t.dims().begin(), t.dims().end());
-  int64_t n = out.desc.numElements();
-  if (n < 0) {
-    err = path + ": invalid dimensions";
-    return false;
-  }
-  out.data.assign(static_cast<size_t>(n) * elem, 0);
-  if (t.has_raw_data()) {
-    if (t.raw_data().size() != out.data.size()) {
-      err = path + ": raw data size does not match its dimensions";
-      return false;
-    }
-    std::memcpy(out.data.data(), t.raw_data().data(), out.data.size());
-    return true;
-  }
-  auto copy = [&](const auto &field) {
-    if (static_cast<int64_t>(field.size()) != n) {
-      err = path + ": holds " + std::to_string(field.size()) + " values, " +
-            std::to_string(n) + " expected";
-      return false;
-    }
-    for (int64_t i = 0; i < n; ++i) {
-      auto v = field.Get(static_cast<int>(i));
-      std::memcpy(out.data.data() + i * elem, &v, elem);
-    }
-    return true;
-  };
-  switch (t.data_type()) {
-  case onnx::TensorProto::FLOAT: return copy(t.float_data());
-  case onnx::TensorProto::DOUBLE: return copy(t.double_data());
-  case onnx::TensorProto::INT64: return copy(t.int64_data());
-  case onnx::TensorProto::UINT32:
-  case onnx::TensorProto::UINT64: return copy(t.uint64_data());
-  default: return copy(t.int32_data());
-  }
-}
-
 } // namespace
-
-bool readTensorFile(const std::string &path, kiln::rt::HostTensor &out, std::string &err) {
-  if (path.size() > 4 && path.compare(path.size() - 4, 4, ".npy") == 0) {
-    kiln::rt::Status s = kiln::rt::readNpy(path, out);
-    if (!s)
-      err = s.message();
-    return s.isOk();
-  }
-  return readTensorProto(path, out, err);
-}
 
 namespace {
 

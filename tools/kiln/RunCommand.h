@@ -37,9 +37,6 @@ struct NamedTensor {
   kiln::rt::HostTensor tensor;
 };
 
-/// Reads a tensor from a .npy or an ONNX TensorProto .pb file.
-bool readTensorFile(const std::string &path, kiln::rt::HostTensor &out, std::string &err);
-
 /// The inputs a compiled artifact (`--emit lib`) takes: names, dtypes, shapes
 /// (zero-filled data of the right size).
 bool artifactInputs(const std::string &dir, std::vector<NamedTensor> &inputs,

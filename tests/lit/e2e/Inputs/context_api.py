@@ -55,6 +55,24 @@ y, yd, ys = tensor([2, 2], [9.0] * 4)
 print("bind", lib.kiln_context_set_input(ctx, b"X", ctypes.byref(x)),
       lib.kiln_context_set_output(ctx, b"Y", ctypes.byref(y)))
 print("execute", lib.kiln_context_execute(ctx), err(ctx) or "ok", list(yd))
+# The runtime's promises: inputs are never written; a failed run leaves the outputs
+# untouched; bad arguments are statuses, never a crash.
+print("input kept", list(xd) == [0.5] * 6)
+failing = lib.kiln_context_create(model)
+yf, yfd, yfs = tensor([2, 2], [7.0] * 4)
+lib.kiln_context_set_output(failing, b"Y", ctypes.byref(yf))
+print("failed run", lib.kiln_context_execute(failing), list(yfd) == [7.0] * 4)
+noshape = Tensor(1, 2, None, ctypes.cast(xd, ctypes.c_void_p))
+nodata = Tensor(1, 2, xs, None)
+print("null", lib.kiln_context_set_input(failing, None, ctypes.byref(x)),
+      lib.kiln_context_set_input(failing, b"X", None),
+      lib.kiln_context_set_input(failing, b"X", ctypes.byref(noshape)),
+      lib.kiln_context_set_input(failing, b"X", ctypes.byref(nodata)),
+      lib.kiln_context_execute(None), lib.kiln_context_status(None))
+orphan = lib.kiln_context_create(None)
+print("null model", lib.kiln_context_status(orphan))
+lib.kiln_context_destroy(orphan)
+lib.kiln_context_destroy(failing)
 
 # Eight contexts of the one model on eight threads at once, 25 runs each.
 results = []
