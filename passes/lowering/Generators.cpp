@@ -265,20 +265,24 @@ struct WindowLowering : OpConversionPattern<WindowOp> {
         ArrayRef<AffineMap>{AffineMap::getMultiDimIdentityMap(1, this->getContext())},
         SmallVector<utils::IteratorType>{utils::IteratorType::parallel},
         [&](OpBuilder &b, Location l, ValueRange) {
-          Value i = b.create<arith::IndexCastOp>(l, b.getI64Type(),
-                                                 b.create<linalg::IndexOp>(l, 0));
-          Value x = b.create<arith::MulFOp>(l, b.create<arith::SIToFPOp>(l, elem, i),
-                                            scalarConstant(b, l, elem, step));
-          Value w = b.create<arith::SubFOp>(
-              l, scalarConstant(b, l, elem, a0),
-              b.create<arith::MulFOp>(l, scalarConstant(b, l, elem, a1),
-                                      b.create<math::CosOp>(l, x)));
+          // One op per statement: the IR's order must not depend on the order in
+          // which a compiler evaluates arguments.
+          Value index = b.create<linalg::IndexOp>(l, 0);
+          Value i = b.create<arith::IndexCastOp>(l, b.getI64Type(), index);
+          Value stepValue = scalarConstant(b, l, elem, step);
+          Value position = b.create<arith::SIToFPOp>(l, elem, i);
+          Value x = b.create<arith::MulFOp>(l, position, stepValue);
+          Value cos = b.create<math::CosOp>(l, x);
+          Value a1Value = scalarConstant(b, l, elem, a1);
+          Value first = b.create<arith::MulFOp>(l, a1Value, cos);
+          Value a0Value = scalarConstant(b, l, elem, a0);
+          Value w = b.create<arith::SubFOp>(l, a0Value, first);
           if (a2 != 0) {
             Value twice = b.create<arith::AddFOp>(l, x, x);
-            w = b.create<arith::AddFOp>(
-                l, w,
-                b.create<arith::MulFOp>(l, scalarConstant(b, l, elem, a2),
-                                        b.create<math::CosOp>(l, twice)));
+            Value cos2 = b.create<math::CosOp>(l, twice);
+            Value a2Value = scalarConstant(b, l, elem, a2);
+            Value second = b.create<arith::MulFOp>(l, a2Value, cos2);
+            w = b.create<arith::AddFOp>(l, w, second);
           }
           b.create<linalg::YieldOp>(l, w);
         });

@@ -16,7 +16,9 @@ config.test_exec_root = os.path.join(config.kiln_obj_root, "tests", "lit")
 path = os.pathsep.join([config.kiln_tools_dir, config.llvm_tools_dir,
                         config.environment.get("PATH", os.environ.get("PATH", ""))])
 config.environment["PATH"] = path
-config.substitutions.append(("%python", config.python_executable))
+config.substitutions.append(
+    ("%python", (f"env LD_PRELOAD={config.python_preload} " if config.python_preload else "")
+     + config.python_executable))
 config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
 # The mock CUDA driver (tests/unit/MockCudaDriver.cpp) for cuda end-to-end runs.
 config.substitutions.append(("%mockcuda", os.path.join(config.kiln_lib_dir,
