@@ -632,13 +632,29 @@ bool load(Loader &loader, const std::string &path, ModelProto &model, std::strin
   } catch (const std::exception &e) {
     // Anything libonnx or protobuf throws outside the guarded calls.
     error = path + ": " + e.what();
-    for (char &c : error)
-      if (c == '\n')
-        c = ' ';
   }
+  error = oneLine(error);
   return false;
 }
 } // namespace
+
+std::string oneLine(const std::string &text) {
+  std::string out;
+  out.reserve(text.size());
+  for (unsigned char c : text) {
+    if (c == '\n' || c == '\r' || c == '\t') {
+      out += ' ';
+    } else if (c < 0x20 || c == 0x7f) {
+      static const char hex[] = "0123456789abcdef";
+      out += "\\x";
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
 
 bool loadOnnxModel(const std::string &path, const LoadOptions &options,
                    ModelProto &model, std::string &error) {

@@ -46,6 +46,10 @@ bool loadOnnxModelFromMemory(const std::string &bytes, const std::string &name,
                              const LoadOptions &options, onnx::ModelProto &model,
                              std::string &error);
 
+/// `text` as one printable line: newlines and tabs become spaces, other control
+/// characters \xNN (a model's names are the user's bytes, and errors quote them).
+std::string oneLine(const std::string &text);
+
 /// "node 'conv1' (Conv)"; an unnamed node is named by its first output. Every
 /// import error names its node this way.
 std::string nodeLabel(const onnx::NodeProto &node);

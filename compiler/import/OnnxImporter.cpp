@@ -77,7 +77,7 @@ private:
   /// Records the first error (one line, prefixed with the file) and fails.
   Failed fail(const std::string &what) {
     if (error.empty())
-      error = fileName + ": " + what;
+      error = oneLine(fileName + ": " + what);
     return {};
   }
 

@@ -16,6 +16,8 @@ namespace kiln::rt {
 void AlignedBuffer::Free::operator()(void *p) const { std::free(p); }
 
 Status AlignedBuffer::allocate(size_t bytes) {
+  if (bytes > SIZE_MAX - 63)
+    return Status::error("cannot allocate " + std::to_string(bytes) + " bytes", KILN_ERROR_MEMORY);
   size_t rounded = (bytes + 63) / 64 * 64;
   void *p = std::aligned_alloc(64, rounded ? rounded : 64);
   if (!p)
@@ -58,23 +60,31 @@ static Status checkWeightsPayload(const AlignedBuffer &out, uint64_t bytes, uint
   return Status::ok();
 }
 
+// Both loaders check the header and the size present before allocating the
+// payload: a truncated, foreign or corrupt file never costs the model's size in
+// memory, and the allocation is never larger than the bytes that back it.
 Status loadWeights(const std::string &path, uint64_t expectedBytes,
                    uint64_t expectedChecksum, AlignedBuffer &out) {
-  if (Status s = out.allocate(expectedBytes); !s)
-    return s;
   if (expectedBytes == 0)
-    return Status::ok();
+    return out.allocate(0);
   if (path.empty())
     return loadError("no weights file given (a model compiled with --embed-weights "
                          "needs none)");
-  std::ifstream in(path, std::ios::binary);
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in)
     return loadError(path + ": cannot open the weights file");
+  std::streamoff fileSize = in.tellg();
+  in.seekg(0);
   char header[kWeightsHeaderBytes];
-  if (!in.read(header, sizeof header))
+  if (fileSize < static_cast<std::streamoff>(kWeightsHeaderBytes) ||
+      !in.read(header, sizeof header))
     return loadError(path + ": not a Kiln weights file");
   uint64_t checksum;
   if (Status s = checkWeightsHeader(header, path, expectedBytes, checksum); !s)
+    return s;
+  if (static_cast<uint64_t>(fileSize) - kWeightsHeaderBytes < expectedBytes)
+    return loadError(path + ": truncated weights file");
+  if (Status s = out.allocate(expectedBytes); !s)
     return s;
   if (!in.read(out.data.get(), static_cast<std::streamsize>(expectedBytes)))
     return loadError(path + ": truncated weights file");
@@ -83,10 +93,8 @@ Status loadWeights(const std::string &path, uint64_t expectedBytes,
 
 Status loadWeightsImage(const char *image, uint64_t size, const std::string &what,
                         uint64_t expectedBytes, uint64_t expectedChecksum, AlignedBuffer &out) {
-  if (Status s = out.allocate(expectedBytes); !s)
-    return s;
   if (expectedBytes == 0)
-    return Status::ok();
+    return out.allocate(0);
   uint64_t checksum;
   if (size < kWeightsHeaderBytes)
     return loadError(what + ": not a Kiln weights file");
@@ -94,6 +102,8 @@ Status loadWeightsImage(const char *image, uint64_t size, const std::string &wha
     return s;
   if (size - kWeightsHeaderBytes < expectedBytes)
     return loadError(what + ": truncated weights image");
+  if (Status s = out.allocate(expectedBytes); !s)
+    return s;
   std::memcpy(out.data.get(), image + kWeightsHeaderBytes, expectedBytes);
   return checkWeightsPayload(out, expectedBytes, checksum, expectedChecksum, what);
 }

@@ -48,8 +48,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   mlir::OwningOpRef<mlir::ModuleOp> module =
       kiln::importOnnxModel(*context, model, kName, importOptions, error);
   if (!module) {
-    if (error.empty()) {
-      std::fprintf(stderr, "an import failure without a message\n");
+    if (error.empty() || error.find('\n') != std::string::npos) {
+      std::fprintf(stderr, "an import error must be one non-empty line: '%s'\n", error.c_str());
       std::abort();
     }
     return 0;
