@@ -148,6 +148,7 @@ private:
   bool parse(ModelProto &model);
   bool checkVersions(const ModelProto &model);
   bool checkNodes(const GraphProto &graph, int opset);
+  bool checkInference(const GraphProto &graph);
   bool loadExternalData(GraphProto &graph);
   bool loadExternalTensor(TensorProto &tensor, const std::string &owner);
   bool pinInputShapes(GraphProto &graph);
@@ -175,7 +176,8 @@ bool Loader::run(ModelProto &model) {
   forgetNegativeDims(*model.mutable_graph());
   if (!loadExternalData(*model.mutable_graph()) ||
       !freezeInputValues(*model.mutable_graph()) ||
-      !pinInputShapes(*model.mutable_graph()) || !check(model))
+      !pinInputShapes(*model.mutable_graph()) || !check(model) ||
+      !checkInference(model.graph()))
     return false;
   return !options.inferShapes || infer(model);
 }
@@ -274,6 +276,45 @@ bool Loader::checkVersions(const ModelProto &model) {
   // node check names them.
   if (defaultOpset == 0)
     defaultOpset = 1;
+  return true;
+}
+
+/// What libonnx's inference functions assume without checking (OnnxSchemas.h),
+/// checked on the declared ranks before they run: a model that breaks it is an
+/// error naming the node, not a crash inside libonnx.
+bool Loader::checkInference(const GraphProto &graph) {
+  std::map<std::string, int64_t> ranks;
+  for (const TensorProto &t : graph.initializer())
+    ranks[t.name()] = t.dims_size();
+  for (const auto *list : {&graph.input(), &graph.value_info(), &graph.output()})
+    for (const ValueInfoProto &v : *list)
+      if (v.type().has_tensor_type() && v.type().tensor_type().has_shape())
+        ranks[v.name()] = v.type().tensor_type().shape().dim_size();
+  for (const NodeProto &node : graph.node()) {
+    std::vector<int64_t> inputRanks;
+    for (const std::string &in : node.input()) {
+      auto it = ranks.find(in);
+      inputRanks.push_back(it == ranks.end() ? -1 : it->second);
+    }
+    std::string why = inferencePreconditions(
+        node.op_type(),
+        [&](const std::string &name) -> const AttributeProto * {
+          for (const AttributeProto &a : node.attribute())
+            if (a.name() == name)
+              return &a;
+          return nullptr;
+        },
+        inputRanks);
+    if (!why.empty())
+      return fail(nodeLabel(node) + ": " + why);
+    for (const AttributeProto &attr : node.attribute()) {
+      if (attr.has_g() && !checkInference(attr.g()))
+        return false;
+      for (const GraphProto &g : attr.graphs())
+        if (!checkInference(g))
+          return false;
+    }
+  }
   return true;
 }
 

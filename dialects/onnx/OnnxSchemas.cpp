@@ -587,4 +587,29 @@ std::vector<AttributeProto> onnxDefaultAttributes(const std::string &opType,
   return defaults;
 }
 
+std::string inferencePreconditions(
+    const std::string &opType,
+    const std::function<const ::onnx::AttributeProto *(const std::string &)> &attribute,
+    const std::vector<int64_t> &inputRanks) {
+  static const char *const kWindowed[] = {"Conv",    "ConvTranspose", "ConvInteger",
+                                          "QLinearConv", "MaxPool",   "AveragePool",
+                                          "LpPool",  "MaxUnpool",     "DeformConv"};
+  for (const char *op : kWindowed) {
+    if (opType != op)
+      continue;
+    for (const char *name : {"strides", "dilations", "kernel_shape"})
+      if (const ::onnx::AttributeProto *a = attribute(name))
+        for (int64_t v : a->ints())
+          if (v <= 0)
+            return std::string("attribute '") + name + "' holds " + std::to_string(v) +
+                   "; every value must be positive";
+  }
+  if (opType == "Gemm")
+    for (size_t i = 0; i < 2 && i < inputRanks.size(); ++i)
+      if (inputRanks[i] >= 0 && inputRanks[i] != 2)
+        return std::string("input ") + (i ? "B" : "A") + " has rank " +
+               std::to_string(inputRanks[i]) + "; Gemm multiplies matrices (rank 2)";
+  return "";
+}
+
 } // namespace kiln

@@ -9,6 +9,8 @@
 #ifndef KILN_DIALECTS_ONNX_ONNXSCHEMAS_H
 #define KILN_DIALECTS_ONNX_ONNXSCHEMAS_H
 
+#include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -34,6 +36,19 @@ int onnxSinceVersion(const std::string &opType, int opset);
 /// The attributes of that operator version that have default values.
 std::vector<::onnx::AttributeProto> onnxDefaultAttributes(const std::string &opType,
                                                          int opset);
+
+/// What libonnx 1.12's shape-inference functions assume without checking: a stride,
+/// dilation or kernel extent of 0 divides by zero (convPoolShapeInference), a Gemm
+/// operand of rank other than 2 is indexed past its dimensions. Empty when the node
+/// meets them, else what is wrong, for an error naming the node. `attribute` looks
+/// an attribute up by name (null when absent); `inputRanks[i]` is -1 where unknown.
+/// Both the loader (before libonnx's model-wide inference) and Kiln's own shape
+/// functions (before a schema's inference function) ask it; the fuzz target
+/// fuzz-model found both.
+std::string inferencePreconditions(
+    const std::string &opType,
+    const std::function<const ::onnx::AttributeProto *(const std::string &)> &attribute,
+    const std::vector<int64_t> &inputRanks);
 
 } // namespace kiln
 

@@ -334,6 +334,15 @@ LogicalResult inferResultTypes(Operation *op, ArrayRef<Attribute> operandValues,
   while (outputs > 0 && isa<NoneType>(op->getResult(outputs - 1).getType()))
     --outputs;
   ctx.outputTypes.resize(outputs);
+  std::vector<int64_t> ranks;
+  for (const ::onnx::TypeProto &t : ctx.inputTypes)
+    ranks.push_back(t.has_tensor_type() && t.tensor_type().has_shape()
+                        ? t.tensor_type().shape().dim_size()
+                        : -1);
+  why = inferencePreconditions(
+      onnxName, [&](const std::string &name) { return ctx.getAttribute(name); }, ranks);
+  if (!why.empty())
+    return failure();
   try {
     schema->GetTypeAndShapeInferenceFunction()(ctx);
   } catch (const std::exception &e) {
