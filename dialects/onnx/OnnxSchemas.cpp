@@ -603,6 +603,29 @@ std::string inferencePreconditions(
           if (v <= 0)
             return std::string("attribute '") + name + "' holds " + std::to_string(v) +
                    "; every value must be positive";
+    // The data is N x C x spatial...; the weights (convolutions) have its rank; the
+    // per-axis attributes one value per spatial axis (pads two).
+    int64_t rank = inputRanks.empty() ? -1 : inputRanks[0];
+    if (rank < 0)
+      return "";
+    if (rank < 3)
+      return "input X has rank " + std::to_string(rank) +
+             "; it must be N x C x at least one spatial dimension";
+    size_t weights = opType == "QLinearConv" ? 3 : 1;
+    bool convolution = opType.find("Conv") != std::string::npos;
+    if (convolution && weights < inputRanks.size() && inputRanks[weights] >= 0 &&
+        inputRanks[weights] != rank)
+      return "the weights have rank " + std::to_string(inputRanks[weights]) +
+             ", the input " + std::to_string(rank);
+    for (const char *name : {"strides", "dilations", "kernel_shape", "pads"})
+      if (const ::onnx::AttributeProto *a = attribute(name)) {
+        int64_t expected = (rank - 2) * (std::string(name) == "pads" ? 2 : 1);
+        if (a->ints_size() != expected)
+          return std::string("attribute '") + name + "' has " +
+                 std::to_string(a->ints_size()) + " values; the input's " +
+                 std::to_string(rank - 2) + " spatial dimensions need " +
+                 std::to_string(expected);
+      }
   }
   if (opType == "Gemm")
     for (size_t i = 0; i < 2 && i < inputRanks.size(); ++i)
