@@ -241,10 +241,12 @@ FailureOr<ElementsAttr> Importer::tensorAttr(const ::onnx::TensorProto &tensor,
                   std::to_string(tensor.raw_data().size()) + " bytes, " +
                   std::to_string(expected) + " expected");
   } else {
-    bytes.resize(expected);
+    // The values present are counted before anything is allocated: declared
+    // dimensions alone never size an allocation.
     auto copyFrom = [&](const auto &field, auto convert) -> LogicalResult {
       if (static_cast<int64_t>(field.size()) != count)
         return wrongCount(field.size());
+      bytes.resize(expected);
       for (int64_t i = 0; i < count; ++i)
         convert(field.Get(static_cast<int>(i)), bytes.data() + i * elemBytes);
       return success();
