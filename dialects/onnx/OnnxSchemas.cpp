@@ -627,6 +627,15 @@ std::string inferencePreconditions(
                  std::to_string(expected);
       }
   }
+  if (opType == "LayerNormalization" && !inputRanks.empty() && inputRanks[0] >= 0) {
+    // libonnx normalizes `axis` against the rank and indexes the shape with it.
+    int64_t rank = inputRanks[0], axis = -1;
+    if (const ::onnx::AttributeProto *a = attribute("axis"))
+      axis = a->i();
+    if (rank == 0 || axis < -rank || axis >= rank)
+      return "axis " + std::to_string(axis) + " is outside the input's rank " +
+             std::to_string(rank);
+  }
   if (opType == "Gemm")
     for (size_t i = 0; i < 2 && i < inputRanks.size(); ++i)
       if (inputRanks[i] >= 0 && inputRanks[i] != 2)
