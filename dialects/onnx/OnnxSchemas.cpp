@@ -627,6 +627,10 @@ std::string inferencePreconditions(
                  std::to_string(expected);
       }
   }
+  if (opType == "MaxUnpool" && inputRanks.size() > 1 && inputRanks[0] >= 0 &&
+      inputRanks[1] >= 0 && inputRanks[1] != inputRanks[0])
+    return "the indices have rank " + std::to_string(inputRanks[1]) + ", the input " +
+           std::to_string(inputRanks[0]) + " (they index it element for element)";
   if (opType == "LayerNormalization" && !inputRanks.empty() && inputRanks[0] >= 0) {
     // libonnx normalizes `axis` against the rank and indexes the shape with it.
     int64_t rank = inputRanks[0], axis = -1;
