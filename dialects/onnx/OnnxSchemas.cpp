@@ -627,6 +627,12 @@ std::string inferencePreconditions(
                  std::to_string(expected);
       }
   }
+  // Signals are [batch, length, 1 or 2] (STFT) or [..., length, 1 or 2] (DFT).
+  if ((opType == "STFT" && !inputRanks.empty() && inputRanks[0] >= 0 && inputRanks[0] != 3) ||
+      (opType == "DFT" && !inputRanks.empty() && inputRanks[0] >= 0 && inputRanks[0] < 2))
+    return "the signal has rank " + std::to_string(inputRanks[0]) +
+           (opType == "STFT" ? "; STFT takes [batch, length, 1 or 2]"
+                             : "; DFT takes [..., length, 1 or 2]");
   if (opType == "MaxUnpool" && inputRanks.size() > 1 && inputRanks[0] >= 0 &&
       inputRanks[1] >= 0 && inputRanks[1] != inputRanks[0])
     return "the indices have rank " + std::to_string(inputRanks[1]) + ", the input " +

@@ -40,8 +40,9 @@ std::vector<::onnx::AttributeProto> onnxDefaultAttributes(const std::string &opT
 /// What libonnx 1.12's shape-inference functions assume without checking: a stride,
 /// dilation or kernel extent of 0 divides by zero (convPoolShapeInference); a
 /// convolution's or pool's input of rank < 3, a Gemm operand of rank other than 2,
-/// MaxUnpool indices of another rank than the input and a LayerNormalization axis
-/// outside the input's rank are indexed past the dimensions. Empty when the node
+/// MaxUnpool indices of another rank than the input, an STFT or DFT signal without
+/// its length and component axes and a LayerNormalization axis outside the input's
+/// rank are indexed past the dimensions. Empty when the node
 /// meets them, else what is wrong, for an error naming the node. `attribute` looks
 /// an attribute up by name (null when absent); `inputRanks[i]` is -1 where unknown.
 /// Both the loader (before libonnx's model-wide inference) and Kiln's own shape
