@@ -21,16 +21,9 @@
 
 namespace {
 
-#define KILN_ABI_FUNCTIONS(X)                                                          \
-  X(kiln_model_create) X(kiln_model_destroy) X(kiln_model_status) X(kiln_model_error)   \
-  X(kiln_model_num_inputs) X(kiln_model_num_outputs) X(kiln_model_input_info)           \
-  X(kiln_model_output_info) X(kiln_context_create) X(kiln_context_destroy)              \
-  X(kiln_context_set_input) X(kiln_context_set_output) X(kiln_context_execute)          \
-  X(kiln_context_run) X(kiln_context_error)
-
 struct Abi {
 #define X(f) decltype(&::f) f = nullptr;
-  KILN_ABI_FUNCTIONS(X)
+  KILN_MODEL_ABI_FUNCTIONS(X)
 #undef X
   kiln_model *model = nullptr;
   std::vector<kiln_tensor_info> inputs, outputs;
@@ -53,7 +46,7 @@ Abi &abi() {
   a->f = reinterpret_cast<decltype(&::f)>(dlsym(lib, #f));                             \
   if (!a->f)                                                                           \
     die("libmodel.so lacks " #f);
-    KILN_ABI_FUNCTIONS(X)
+    KILN_MODEL_ABI_FUNCTIONS(X)
 #undef X
     a->model = a->kiln_model_create((base + "/model.weights").c_str());
     if (a->kiln_model_status(a->model) != KILN_OK)

@@ -83,19 +83,11 @@ int32_t codeOf(const py::dtype &dtype) {
   return -1;
 }
 
-/// The C ABI functions the module calls, listed once.
-#define KILN_ABI_FUNCTIONS(X)                                                           \
-  X(kiln_abi_version) X(kiln_model_create) X(kiln_model_destroy) X(kiln_model_status)   \
-  X(kiln_model_error) X(kiln_model_num_inputs) X(kiln_model_num_outputs)                \
-  X(kiln_model_input_info) X(kiln_model_output_info) X(kiln_context_create)             \
-  X(kiln_context_destroy) X(kiln_context_error) X(kiln_context_set_input)               \
-  X(kiln_context_set_output) X(kiln_context_execute)
-
 /// A model library's C ABI, looked up in its own handle.
 struct Library {
   void *handle = nullptr;
 #define KILN_ABI_FN(name) decltype(&::name) name = nullptr;
-  KILN_ABI_FUNCTIONS(KILN_ABI_FN)
+  KILN_MODEL_ABI_FUNCTIONS(KILN_ABI_FN)
 #undef KILN_ABI_FN
 
   explicit Library(const std::string &path) {
@@ -108,7 +100,7 @@ struct Library {
         throw KilnError(path + " is not a Kiln model library: it lacks " + name);
     };
 #define KILN_ABI_FIND(name) find(name, #name);
-    KILN_ABI_FUNCTIONS(KILN_ABI_FIND)
+    KILN_MODEL_ABI_FUNCTIONS(KILN_ABI_FIND)
 #undef KILN_ABI_FIND
     if (kiln_abi_version() != KILN_ABI_VERSION)
       throw KilnError(path + " has C ABI version " + std::to_string(kiln_abi_version()) +

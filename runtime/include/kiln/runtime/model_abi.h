@@ -134,4 +134,16 @@ kiln_status kiln_context_run_device(kiln_context *context, const kiln_tensor *in
 }
 #endif
 
+/* Every function above, for callers that dlopen a model and look each one up:
+ *   #define LOOKUP(f) f##_fn = (decltype(&f))dlsym(handle, #f);
+ *   KILN_MODEL_ABI_FUNCTIONS(LOOKUP) */
+#define KILN_MODEL_ABI_FUNCTIONS(X)                                                    \
+  X(kiln_abi_version) X(kiln_model_create) X(kiln_model_destroy) X(kiln_model_status)  \
+  X(kiln_model_error) X(kiln_model_num_inputs) X(kiln_model_num_outputs)               \
+  X(kiln_model_input_info) X(kiln_model_output_info) X(kiln_model_input_index)         \
+  X(kiln_model_output_index) X(kiln_context_create) X(kiln_context_destroy)            \
+  X(kiln_context_status) X(kiln_context_error) X(kiln_context_set_input)               \
+  X(kiln_context_set_output) X(kiln_context_execute) X(kiln_context_run)               \
+  X(kiln_context_run_device)
+
 #endif /* KILN_RUNTIME_MODEL_ABI_H */
