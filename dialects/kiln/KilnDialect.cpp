@@ -220,7 +220,7 @@ LogicalResult LaunchOp::verify() {
       return emitOpError() << "in_place has " << inPlace->size() << " entries for "
                            << getWrittenBuffers().size() << " written buffers";
     for (int64_t i : *inPlace)
-      if (i < -1 || i >= getNumInputs())
+      if (i < -1 || i >= static_cast<int64_t>(getNumInputs()))
         return emitOpError() << "in_place names input " << i << " of " << getNumInputs();
   }
   return success();
