@@ -39,12 +39,20 @@ struct CodegenPipelineOptions : PassPipelineOptions<CodegenPipelineOptions> {
                           llvm::cl::init("native")};
   Option<std::string> gpuArch{*this, "gpu-arch", llvm::cl::desc("GPU architecture"),
                               llvm::cl::init("sm_80")};
+  Option<std::string> contractions{
+      *this, "contractions", llvm::cl::desc("auto, kiln or library (host: oneDNN)"),
+      llvm::cl::init("auto")};
 };
 
 } // namespace
 
 std::unique_ptr<Target> createTarget(llvm::StringRef name, const TargetOptions &options,
                                      std::string &error) {
+  if (options.contractions != "auto" && options.contractions != "kiln" &&
+      options.contractions != "library") {
+    error = "--contractions must be auto, kiln or library, not '" + options.contractions + "'";
+    return nullptr;
+  }
   for (const TargetEntry &t : kTargets)
     if (name == t.name)
       return t.create(options, error);
@@ -73,6 +81,7 @@ void registerCodegenPipelines() {
           TargetOptions options;
           options.cpu = parsed.cpu;
           options.gpuArch = parsed.gpuArch;
+          options.contractions = parsed.contractions;
           std::string error;
           std::unique_ptr<Target> target = createTarget(name, options, error);
           if (!target)

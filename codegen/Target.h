@@ -31,6 +31,10 @@ struct TargetOptions {
   std::string gpuArch = "sm_80";
   /// cuda: capture a whole run as a CUDA graph and replay it on later runs.
   bool cudaGraph = false;
+  /// Who runs the contractions (convolutions, matrix products): "auto" (the
+  /// target's library where it can express the kernel, host: oneDNN), "kiln"
+  /// (Kiln's own kernels) or "library" (as auto; an error on a target without one).
+  std::string contractions = "auto";
   /// The scheduler's device model (passes/plan/CostModel.h); empty: the target's
   /// (host: this CPU; cuda, cuda-sim: h200).
   std::string deviceModel;
@@ -84,6 +88,10 @@ public:
   /// slices). Nothing by default.
   virtual void buildKernelMappingPipeline(mlir::OpPassManager &) const {}
 
+  /// Who runs the contractions (convolutions, matrix products): "auto" (the
+  /// target's library where it can express the kernel, host: oneDNN), "kiln"
+  /// (Kiln's own kernels) or "library" (as auto; an error on a target without one).
+  std::string contractions = "auto";
   /// The scheduler's device model and how many streams it may use by default.
   virtual std::string getDeviceModel() const = 0;
   virtual int64_t getDefaultMaxStreams() const = 0;

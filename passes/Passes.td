@@ -450,6 +450,26 @@ def PlanMemory : Pass<"kiln-plan-memory", "mlir::ModuleOp"> {
   ];
 }
 
+def SelectLibraryCalls : Pass<"kiln-select-library-calls", "mlir::ModuleOp"> {
+  let summary = "Mark the launches a contraction library runs (#kiln.library_call)";
+  let description = [{
+    A target's plan step (host: oneDNN). A launch whose kernel is one f32 2-d
+    convolution (NCHW, OIHW weights, grouped or not, zero padding) or (batched)
+    matrix product with its zero-filled accumulator and at most one elementwise
+    epilogue out = activation(acc + per-channel bias + residual), activation Relu
+    or Clip, gets `library = #kiln.library_call<...>` naming the contraction, its
+    sizes and which buffers are input, weights, bias, residual and output. The
+    kernel is kept: the run falls back to it where the library cannot run the call.
+
+    ```mlir
+    kiln.launch @k0(%x, %w, %b, %y) stream -1 {num_inputs = 3 : i64, library =
+      #kiln.library_call<"conv", shape = [1, 3, 8, 8, 4, 3, 3, 8, 8, 1, 1, 1, 1, 1,
+      1, 1, 1, 1], operands = [0, 1, 2, -1, 3], activation = "relu"(0.0, 0.0)>} ...
+    ```
+  }];
+  let dependentDialects = ["kiln::KilnDialect"];
+}
+
 def VerifyPlan : Pass<"kiln-verify-plan", "mlir::ModuleOp"> {
   let summary = "Check a plan's streams, events and memory";
   let description = [{

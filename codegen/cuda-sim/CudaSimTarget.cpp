@@ -88,6 +88,12 @@ private:
 
 std::unique_ptr<Target> createCudaSimTarget(const TargetOptions &options,
                                             std::string &error) {
+  if (options.contractions == "library") {
+    error = "--contractions=library: the " + std::string("cuda-sim") +
+            " target has no contraction library yet (cuBLASLt and cuDNN are planned); "
+            "use auto or kiln";
+    return nullptr;
+  }
   if (!requireGpuArch(options.gpuArch, error))
     return nullptr;
   return std::make_unique<CudaSimTarget>(options);

@@ -229,6 +229,12 @@ std::string cudaDeviceModel(const TargetOptions &options) {
 }
 
 std::unique_ptr<Target> createCudaTarget(const TargetOptions &options, std::string &error) {
+  if (options.contractions == "library") {
+    error = "--contractions=library: the " + std::string("cuda") +
+            " target has no contraction library yet (cuBLASLt and cuDNN are planned); "
+            "use auto or kiln";
+    return nullptr;
+  }
   if (!requireGpuArch(options.gpuArch, error))
     return nullptr;
   return std::make_unique<CudaTarget>(options);

@@ -7,9 +7,11 @@
 //===----------------------------------------------------------------------===//
 #include "codegen/host/HostTarget.h"
 #include "codegen/host/HostCodegen.h"
+#include "passes/Passes.h"
 #include "passes/plan/PlanAnalysis.h"
 
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
 #include <thread>
@@ -27,6 +29,30 @@ bool writeHostRun(llvm::raw_ostream &os, const EmitContext &ctx,
     if (auto r = dyn_cast<RecordOp>(op))
       numEvents = std::max<int64_t>(numEvents, r.getEvent() + 1);
   }
+  // Library calls (#kiln.library_call), numbered in plan order: their constants.
+  llvm::DenseMap<Operation *, int64_t> libraryIndex;
+  for (Operation &op : plan) {
+    auto l = dyn_cast<LaunchOp>(op);
+    if (!l || !l.getLibraryAttr())
+      continue;
+    LibraryCallAttr call = l.getLibraryAttr();
+    int64_t i = static_cast<int64_t>(libraryIndex.size());
+    libraryIndex[&op] = i;
+    ArrayRef<int64_t> operands = call.getOperands();
+    bool constantWeights = l.getBuffers()[operands[1]].getDefiningOp<WeightOp>() != nullptr;
+    StringRef act = call.getActivation().getValue();
+    os << "const int64_t kLibraryShape" << i << "[] = {";
+    llvm::interleaveComma(call.getShape(), os);
+    os << "};\nconst kiln::rt::LibraryCall kLibrary" << i << " = {kiln::rt::LibraryCall::"
+       << (call.getKind().getValue() == "conv" ? "Conv" : "MatMul") << ", kLibraryShape" << i
+       << ", kiln::rt::LibraryCall::"
+       << (act == "relu" ? "Relu" : act == "clip" ? "Clip" : "None") << ", "
+       << llvm::formatv("{0:e}f, {1:e}f", call.getAlpha().getValueAsDouble(),
+                        call.getBeta().getValueAsDouble())
+       << ", " << (operands[2] >= 0 ? "true" : "false") << ", "
+       << (operands[3] >= 0 ? "true" : "false") << ", "
+       << (constantWeights ? "true" : "false") << "};\n";
+  }
   os << "constexpr int kNumStreams = " << numStreams << ";\n"
      << "constexpr int kNumEvents = " << numEvents << ";\n"
      << "} // namespace\n\n"
@@ -34,7 +60,11 @@ bool writeHostRun(llvm::raw_ostream &os, const EmitContext &ctx,
      << "struct kiln_model : kiln::rt::ModelBase {\n  kiln::rt::AlignedBuffer weights;\n};\n\n"
      << "/// One caller's run state: the arena and the plan's streams (threads).\n"
      << "struct kiln_context : kiln::rt::ContextBase {\n  kiln::rt::AlignedBuffer arena;\n"
-     << "  kiln::rt::HostStreams streams{kNumStreams, kNumEvents};\n};\n\n"
+     << "  kiln::rt::HostStreams streams{kNumStreams, kNumEvents};\n"
+     << (libraryIndex.empty() ? ""
+                              : "  kiln::rt::HostLibrary library{" +
+                                    std::to_string(libraryIndex.size()) + "};\n")
+     << "};\n\n"
      << "#define KILN_RUN(x)                                                   \\\n"
      << "  do {                                                            \\\n"
      << "    kiln::rt::Status s_ = (x);                                    \\\n"
@@ -62,6 +92,23 @@ bool writeHostRun(llvm::raw_ostream &os, const EmitContext &ctx,
       if (streamOf(&op) != stream)
         continue;
       if (auto l = dyn_cast<LaunchOp>(op)) {
+        auto library = libraryIndex.find(&op);
+        if (library != libraryIndex.end()) {
+          // The library runs it, or says it cannot: then the kernel does.
+          ArrayRef<int64_t> operands = l.getLibraryAttr().getOperands();
+          auto buffer = [&](int64_t i) {
+            return i < 0 ? std::string("nullptr") : bufferExpr(l.getBuffers()[i], io);
+          };
+          os << "  {\n    const kiln::rt::LibraryBuffers b = {";
+          for (int i = 0; i < 5; ++i)
+            os << (i ? ", " : "") << buffer(operands[i]);
+          os << "};\n    bool ran = false;\n    KILN_RUN(c->library.run(" << library->second
+             << ", kLibrary" << library->second << ", b, ran));\n    if (!ran)\n    ";
+          if (!writeLaunch(os, l, io, error))
+            return false;
+          os << "  }\n";
+          continue;
+        }
         if (!writeLaunch(os, l, io, error))
           return false;
       } else if (auto c = dyn_cast<CopyOp>(op)) {
@@ -131,6 +178,13 @@ public:
     return rules;
   }
 
+  // Contractions oneDNN can run become library calls (their kernels stay, the
+  // fallback where the library is missing at run time).
+  void buildKernelMappingPipeline(OpPassManager &pm) const override {
+    if (options.contractions != "kiln")
+      pm.addPass(createSelectLibraryCalls());
+  }
+
   void buildCodegenPipeline(OpPassManager &pm) const override {
     buildHostCodegenPipeline(pm);
   }
@@ -150,7 +204,7 @@ public:
 
   bool writePrologue(llvm::raw_ostream &os, const EmitContext &ctx,
                      std::string &) const override {
-    os << "#include \"kiln/runtime/HostStreams.h\"\n\n";
+    os << "#include \"kiln/runtime/HostLibrary.h\"\n#include \"kiln/runtime/HostStreams.h\"\n\n";
     // One declaration per kernel, in first-launch order, with its argument count.
     llvm::MapVector<StringRef, unsigned> kernels;
     ctx.plan.getBody().walk([&](LaunchOp l) {

@@ -97,6 +97,35 @@ LogicalResult GpuStageAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   return success();
 }
 
+LogicalResult LibraryCallAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                      StringAttr kind, ArrayRef<int64_t> shape,
+                                      ArrayRef<int64_t> operands, StringAttr activation,
+                                      FloatAttr alpha, FloatAttr beta) {
+  size_t shapeSize = 0;
+  if (kind && kind.getValue() == "conv")
+    shapeSize = 18;
+  else if (kind && kind.getValue() == "matmul")
+    shapeSize = 8;
+  else
+    return emitError() << "library call kind must be \"conv\" or \"matmul\"";
+  if (shape.size() != shapeSize)
+    return emitError() << "library call " << kind << " needs " << shapeSize
+                       << " shape values, not " << shape.size();
+  for (int64_t d : shape)
+    if (d < 0)
+      return emitError() << "library call " << kind << " has a negative shape value";
+  if (operands.size() != 5)
+    return emitError() << "library call needs 5 operand indices (input, weights, bias, "
+                          "residual, output)";
+  if (operands[0] < 0 || operands[1] < 0 || operands[4] < 0)
+    return emitError() << "library call needs an input, weights and an output";
+  if (!activation || !llvm::is_contained({"none", "relu", "clip"}, activation.getValue()))
+    return emitError() << "library call activation must be none, relu or clip";
+  if (!alpha || !beta)
+    return emitError() << "library call needs alpha and beta";
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Ops
 //===----------------------------------------------------------------------===//
@@ -213,6 +242,19 @@ LogicalResult LaunchOp::verify() {
   if (getNumInputs() > getBuffers().size())
     return emitOpError() << "reads " << getNumInputs() << " buffers but has "
                          << getBuffers().size();
+  if (LibraryCallAttr library = getLibraryAttr()) {
+    if (getGpuStages())
+      return emitOpError() << "is a library call and has gpu stages";
+    int64_t numBuffers = static_cast<int64_t>(getBuffers().size());
+    ArrayRef<int64_t> operands = library.getOperands();
+    for (auto [i, index] : llvm::enumerate(operands)) {
+      bool written = i == 4;
+      if (index < -1 || index >= numBuffers ||
+          (index >= 0 && (index >= static_cast<int64_t>(getNumInputs())) != written))
+        return emitOpError() << "library call operand " << i << " names buffer " << index
+                             << ", not " << (written ? "a written" : "a read") << " one";
+    }
+  }
   if (getScratch() && !getGpuStages())
     return emitOpError() << "has a scratch buffer but no gpu_stages to use it";
   if (std::optional<ArrayRef<int64_t>> inPlace = getInPlace()) {

@@ -67,6 +67,38 @@ def Kiln_GpuStageAttr : AttrDef<Kiln_Dialect, "GpuStage"> {
 
 def Kiln_GpuStageArrayAttr : TypedArrayAttrBase<Kiln_GpuStageAttr, "GPU stages">;
 
+def Kiln_LibraryCallAttr : AttrDef<Kiln_Dialect, "LibraryCall"> {
+  let mnemonic = "library_call";
+  let summary = "A launch that a contraction library can run instead of its kernel";
+  let description = [{
+    kiln-select-library-calls sets it on a launch whose kernel is one contraction
+    (`kind` "conv": a 2-d convolution, NCHW input and OIHW weights; "matmul": a
+    row-major (batched) matrix product) with its input padding and an epilogue the
+    library fuses: out = activation(acc + bias + residual). `shape` is
+    conv [N, C, H, W, F, KH, KW, OH, OW, groups, stride h, w, dilation h, w,
+    pad top, left, bottom, right], matmul [batch, M, N, K, transpose A,
+    transpose B, A batched, B batched] (0/1 flags). `operands` are the launch's
+    buffer indices of [input, weights, bias, residual, output], -1 where absent.
+    `activation` is "none", "relu" or "clip" (between `alpha` and `beta`). The
+    kernel stays in the artifact: a run falls back to it where the library is
+    missing or cannot run the call.
+
+    ```mlir
+    #kiln.library_call<"conv", shape = [1, 3, 224, 224, 64, 3, 7, 7, 112, 112, 1,
+      2, 2, 1, 1, 3, 3, 3, 3], operands = [0, 1, 2, -1, 3], activation = "relu"(0.0, 0.0)>
+    ```
+  }];
+  let parameters = (ins "::mlir::StringAttr":$kind, ArrayRefParameter<"int64_t">:$shape,
+                        ArrayRefParameter<"int64_t">:$operands,
+                        "::mlir::StringAttr":$activation, "::mlir::FloatAttr":$alpha,
+                        "::mlir::FloatAttr":$beta);
+  let assemblyFormat = [{
+    `<` $kind `,` `shape` `=` `[` $shape `]` `,` `operands` `=` `[` $operands `]` `,`
+    `activation` `=` $activation `(` $alpha `,` $beta `)` `>`
+  }];
+  let genVerifyDecl = 1;
+}
+
 class Kiln_Op<string mnemonic, list<Trait> traits = []>
     : Op<Kiln_Dialect, mnemonic, traits>;
 
@@ -226,14 +258,16 @@ def Kiln_LaunchOp : Kiln_Op<"launch", [AttrSizedOperandSegments]> {
     after the buffers; written and read by this launch only). `in_place` (memory
     planning's input) names, per written buffer, the read buffer whose bytes it
     may take over (-1: none): the kernel reads that input only at the element it
-    writes.
+    writes. `library` (kiln-select-library-calls, host) says that a contraction
+    library may run the launch instead of its kernel.
   }];
   let arguments = (ins FlatSymbolRefAttr:$kernel, Variadic<AnyStaticShapeMemRef>:$buffers,
                        Optional<AnyStaticShapeMemRef>:$scratch,
                        I64Attr:$num_inputs, I64Attr:$stream,
                        OptionalAttr<I64Attr>:$flops,
                        OptionalAttr<Kiln_GpuStageArrayAttr>:$gpu_stages,
-                       OptionalAttr<DenseI64ArrayAttr>:$in_place);
+                       OptionalAttr<DenseI64ArrayAttr>:$in_place,
+                       OptionalAttr<Kiln_LibraryCallAttr>:$library);
   let assemblyFormat = [{
     $kernel `(` $buffers `)` (`scratch` `(` $scratch^ `:` type($scratch) `)`)?
     `stream` $stream attr-dict `:` type($buffers)
@@ -241,7 +275,7 @@ def Kiln_LaunchOp : Kiln_Op<"launch", [AttrSizedOperandSegments]> {
   let builders = [OpBuilder<(ins "::llvm::StringRef":$kernel, "::mlir::ValueRange":$buffers,
                                  "int64_t":$numInputs), [{
     build($_builder, $_state, kernel, buffers, ::mlir::Value(), numInputs, -1, nullptr,
-          nullptr, nullptr);
+          nullptr, nullptr, nullptr);
   }]>];
   let extraClassDeclaration = [{
     /// The buffers the kernel reads and those it writes.

@@ -145,6 +145,12 @@ int main(int argc, char **argv) {
                          "The scheduler's cost model: h200, a100 or host (default: host "
                          "for host; h200 for cuda, or the --gpu-arch's: sm_80 a100, sm_90 "
                          "h200)");
+  compileCmd->add_option("--contractions", compileRequest.targetOptions.contractions,
+                         "Who runs convolutions and matrix products: auto (the target's "
+                         "library where it can, host: oneDNN; Kiln's kernels otherwise "
+                         "and as the run-time fallback), kiln (Kiln's own kernels) or "
+                         "library (as auto; an error where the target has none)")
+      ->check(CLI::IsMember({"auto", "kiln", "library"}));
   compileCmd->add_flag("--cuda-graph", compileRequest.targetOptions.cudaGraph,
                        "cuda: capture a whole run as a CUDA graph, replay it on later runs");
   compileCmd->add_flag("--embed-weights", compileRequest.embedWeights,

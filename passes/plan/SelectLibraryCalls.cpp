@@ -1,0 +1,550 @@
+//===- SelectLibraryCalls.cpp - Contractions a library runs ---------------===//
+//
+// This file implements kiln-select-library-calls (see Passes.td). It reads each
+// launched kernel as the kernels phase and bufferization left it and recognizes one
+// shape: an f32 convolution (2-d, NCHW, grouped or not) or matrix product (batched,
+// either operand transposed or shared across the batch), its zero-filled
+// accumulator, the zero padding of its input, and at most one elementwise epilogue
+// of bias (per output channel), residual (same shape as the output) and activation
+// (Relu, or Clip as max-then-min). Everything else in the kernel (other loops, other
+// element types, non-zero padding, epilogues that compute more) keeps the launch on
+// the kernel. The launch is marked #kiln.library_call; the kernel stays as the
+// fallback.
+//
+//===----------------------------------------------------------------------===//
+#include "passes/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/Matchers.h"
+
+#include <cmath>
+#include <limits>
+#include <optional>
+
+namespace kiln {
+#define GEN_PASS_DEF_SELECTLIBRARYCALLS
+#include "passes/Passes.h.inc"
+} // namespace kiln
+
+using namespace mlir;
+using namespace kiln;
+
+namespace {
+
+/// The kernel argument a buffer is, through contiguous reshapes; -1 otherwise.
+int64_t argumentIndex(Value v) {
+  while (Operation *def = v.getDefiningOp()) {
+    if (auto c = dyn_cast<memref::CollapseShapeOp>(def))
+      v = c.getSrc();
+    else if (auto e = dyn_cast<memref::ExpandShapeOp>(def))
+      v = e.getSrc();
+    else
+      return -1;
+  }
+  auto arg = cast<BlockArgument>(v);
+  return arg.getArgNumber();
+}
+
+/// The allocation a buffer is, through contiguous reshapes; null otherwise.
+memref::AllocOp allocationOf(Value v) {
+  while (Operation *def = v.getDefiningOp()) {
+    if (auto c = dyn_cast<memref::CollapseShapeOp>(def))
+      v = c.getSrc();
+    else if (auto e = dyn_cast<memref::ExpandShapeOp>(def))
+      v = e.getSrc();
+    else
+      return dyn_cast<memref::AllocOp>(def);
+  }
+  return nullptr;
+}
+
+bool isF32Dense(Value v) {
+  auto t = dyn_cast<MemRefType>(v.getType());
+  return t && t.getElementType().isF32() && t.getLayout().isIdentity() &&
+         t.hasStaticShape();
+}
+
+bool isZero(Value v) {
+  return matchPattern(v, m_AnyZeroFloat());
+}
+
+std::optional<double> constantOf(Value v) {
+  FloatAttr f;
+  if (matchPattern(v, m_Constant(&f)))
+    return f.getValueAsDouble();
+  return std::nullopt;
+}
+
+/// True when `g` writes zero into `buffer`: a fill or a map yielding 0.
+bool isZeroFillOf(Operation *op, Value buffer) {
+  if (auto f = dyn_cast<linalg::FillOp>(op))
+    return f.getOutputs()[0] == buffer && isZero(f.getInputs()[0]);
+  if (auto m = dyn_cast<linalg::MapOp>(op)) {
+    if (!m.getInputs().empty() || m.getInit() != buffer)
+      return false;
+    auto yield = cast<linalg::YieldOp>(m.getMapper().front().getTerminator());
+    return yield.getNumOperands() == 1 && isZero(yield.getOperand(0));
+  }
+  return false;
+}
+
+/// True when the body is `out + a * b` (in either order).
+bool isMultiplyAdd(linalg::GenericOp g) {
+  Block &body = g.getRegion().front();
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  if (yield.getNumOperands() != 1 || body.getOperations().size() != 3)
+    return false;
+  auto add = yield.getOperand(0).getDefiningOp<arith::AddFOp>();
+  if (!add)
+    return false;
+  Value acc = body.getArgument(2);
+  Value other = add.getLhs() == acc ? add.getRhs() : add.getLhs();
+  if (add.getLhs() != acc && add.getRhs() != acc)
+    return false;
+  auto mul = other.getDefiningOp<arith::MulFOp>();
+  if (!mul)
+    return false;
+  Value a = body.getArgument(0), b = body.getArgument(1);
+  return (mul.getLhs() == a && mul.getRhs() == b) || (mul.getLhs() == b && mul.getRhs() == a);
+}
+
+/// The coefficient of dim `d` in the linear expression `e` (e at the unit vector).
+int64_t coefficient(AffineExpr e, unsigned d, unsigned numDims) {
+  SmallVector<AffineExpr> dims;
+  for (unsigned i = 0; i < numDims; ++i)
+    dims.push_back(getAffineConstantExpr(i == d ? 1 : 0, e.getContext()));
+  AffineExpr v = simplifyAffineExpr(e.replaceDims(dims), numDims, 0);
+  auto c = dyn_cast<AffineConstantExpr>(v);
+  return c ? c.getValue() : -1;
+}
+
+bool sameExpr(AffineExpr a, AffineExpr b, unsigned numDims) {
+  return simplifyAffineExpr(a, numDims, 0) == simplifyAffineExpr(b, numDims, 0);
+}
+
+/// What the library computes, before the epilogue.
+struct Contraction {
+  std::string kind;
+  SmallVector<int64_t> shape;
+  int64_t input = -1, weights = -1;
+  int64_t channelDim = -1, channels = 0; // the output's channel loop in the epilogue
+};
+
+/// A 2-d convolution as ConvPool.cpp writes it: loops (n, f, oh, ow, c, kh, kw) in
+/// any order, x[n, c or (f floordiv F/G) * C/G + c, oh*s + kh*d, ow*s + kw*d],
+/// w[f, c, kh, kw], out[n, f, oh, ow]. `x` may be a zero-padded copy of the input.
+std::optional<Contraction> matchConv(linalg::GenericOp g, int64_t input,
+                                     ArrayRef<int64_t> padLow, ArrayRef<int64_t> padHigh,
+                                     ArrayRef<int64_t> inputShape) {
+  SmallVector<AffineMap> maps = g.getIndexingMapsArray();
+  unsigned numDims = g.getNumLoops();
+  if (numDims != 7 || maps[1].getNumResults() != 4 || maps[2].getNumResults() != 4 ||
+      maps[0].getNumResults() != 4 || !maps[1].isProjectedPermutation() ||
+      !maps[2].isProjectedPermutation())
+    return std::nullopt;
+  auto dim = [](AffineMap m, unsigned i) {
+    return cast<AffineDimExpr>(m.getResult(i)).getPosition();
+  };
+  unsigned n = dim(maps[2], 0), f = dim(maps[2], 1), oh = dim(maps[2], 2), ow = dim(maps[2], 3);
+  unsigned fw = dim(maps[1], 0), c = dim(maps[1], 1), kh = dim(maps[1], 2), kw = dim(maps[1], 3);
+  if (fw != f)
+    return std::nullopt;
+  auto wType = cast<MemRefType>(g.getDpsInputs()[1].getType());
+  auto oType = cast<MemRefType>(g.getDpsInits()[0].getType());
+  ArrayRef<int64_t> w = wType.getShape(), o = oType.getShape();
+  if (o[0] != inputShape[0] || o[1] != w[0])
+    return std::nullopt;
+  int64_t groupChannels = w[1], outChannels = w[0];
+  int64_t inChannels = inputShape[1];
+  if (groupChannels < 1 || inChannels % groupChannels != 0)
+    return std::nullopt;
+  int64_t groups = inChannels / groupChannels;
+  if (outChannels % groups != 0)
+    return std::nullopt;
+  MLIRContext *ctx = g.getContext();
+  AffineExpr dn = getAffineDimExpr(n, ctx), df = getAffineDimExpr(f, ctx),
+             dc = getAffineDimExpr(c, ctx);
+  AffineExpr channel = groups == 1 ? dc : df.floorDiv(outChannels / groups) * groupChannels + dc;
+  AffineMap x = maps[0];
+  if (!sameExpr(x.getResult(0), dn, numDims) || !sameExpr(x.getResult(1), channel, numDims))
+    return std::nullopt;
+  int64_t stride[2], dilation[2];
+  unsigned out[2] = {oh, ow}, tap[2] = {kh, kw};
+  for (int i = 0; i < 2; ++i) {
+    AffineExpr e = x.getResult(2 + i);
+    stride[i] = coefficient(e, out[i], numDims);
+    dilation[i] = coefficient(e, tap[i], numDims);
+    if (stride[i] < 1 || dilation[i] < 1 ||
+        !sameExpr(e, getAffineDimExpr(out[i], ctx) * stride[i] +
+                         getAffineDimExpr(tap[i], ctx) * dilation[i],
+                  numDims))
+      return std::nullopt;
+  }
+  // The padded copy may be larger than the windows reach (ceil_mode-style room):
+  // the library pads only what the output needs.
+  Contraction cn;
+  cn.kind = "conv";
+  int64_t padBottom[2];
+  for (int i = 0; i < 2; ++i) {
+    // Windows may also stop short of the input's end (a stride that does not
+    // divide it): then no padding, and the library's floor division agrees.
+    int64_t extent = (w[2 + i] - 1) * dilation[i] + 1;
+    int64_t reach = (o[2 + i] - 1) * stride[i] + extent;
+    padBottom[i] = std::max<int64_t>(0, reach - padLow[i] - inputShape[2 + i]);
+    if (padBottom[i] > padHigh[i] ||
+        (inputShape[2 + i] + padLow[i] + padBottom[i] - extent) / stride[i] + 1 != o[2 + i])
+      return std::nullopt;
+  }
+  cn.shape = {inputShape[0], inChannels, inputShape[2], inputShape[3], outChannels,
+              w[2],          w[3],       o[2],          o[3],          groups,
+              stride[0],     stride[1],  dilation[0],   dilation[1],   padLow[0],
+              padLow[1],     padBottom[0], padBottom[1]};
+  cn.input = input;
+  cn.channelDim = 1;
+  cn.channels = outChannels;
+  return cn;
+}
+
+/// A (batched) matrix product: out[b..., m, n] += a[b..., m, k or k, m] *
+/// b[b..., k, n or n, k], each operand batched like the output or shared.
+std::optional<Contraction> matchMatmul(linalg::GenericOp g, int64_t a, int64_t b) {
+  SmallVector<AffineMap> maps = g.getIndexingMapsArray();
+  for (AffineMap m : maps)
+    if (!m.isProjectedPermutation() || m.getNumResults() < 2)
+      return std::nullopt;
+  if (g.getNumReductionLoops() != 1)
+    return std::nullopt;
+  SmallVector<int64_t> ranges = g.getStaticLoopRanges();
+  auto dims = [](AffineMap m) {
+    SmallVector<unsigned> d;
+    for (AffineExpr e : m.getResults())
+      d.push_back(cast<AffineDimExpr>(e).getPosition());
+    return d;
+  };
+  SmallVector<unsigned> out = dims(maps[2]), lhs = dims(maps[0]), rhs = dims(maps[1]);
+  unsigned m = out[out.size() - 2], n = out.back();
+  unsigned k = 0;
+  for (unsigned i = 0; i < g.getNumLoops(); ++i)
+    if (g.getIteratorTypesArray()[i] == utils::IteratorType::reduction)
+      k = i;
+  ArrayRef<unsigned> batch = ArrayRef<unsigned>(out).drop_back(2);
+  // An operand's last two dims, and whether its leading dims are the batch.
+  auto operand = [&](ArrayRef<unsigned> d, unsigned row, int64_t &transposed,
+                     int64_t &batched) {
+    unsigned x = d[d.size() - 2], y = d.back();
+    if (x == row && y == k)
+      transposed = 0;
+    else if (x == k && y == row)
+      transposed = 1;
+    else
+      return false;
+    ArrayRef<unsigned> lead = d.drop_back(2);
+    if (lead.empty())
+      batched = 0;
+    else if (lead == batch)
+      batched = 1;
+    else
+      return false;
+    return true;
+  };
+  int64_t transA, transB, batchedA, batchedB;
+  // The first operand holds m (A), the second n (B).
+  if (!operand(lhs, m, transA, batchedA) || !operand(rhs, n, transB, batchedB))
+    return std::nullopt;
+  // B's rows are k: "transposed" for B means stored [n, k].
+  transB = 1 - transB;
+  if (!batch.empty() && !batchedA && !batchedB)
+    return std::nullopt;
+  int64_t batchSize = 1;
+  for (unsigned d : batch)
+    batchSize *= ranges[d];
+  Contraction cn;
+  cn.kind = "matmul";
+  cn.shape = {batchSize, ranges[m], ranges[n], ranges[k], transA, transB, batchedA, batchedB};
+  cn.input = a;
+  cn.weights = b;
+  cn.channelDim = static_cast<int64_t>(out.size()) - 1;
+  cn.channels = ranges[n];
+  return cn;
+}
+
+/// The epilogue out = act(acc + bias + residual), read from one elementwise generic.
+struct Epilogue {
+  int64_t bias = -1, residual = -1, output = -1;
+  std::string activation = "none";
+  double alpha = 0, beta = 0;
+};
+
+/// True when `map` reads one element per channel: every result 0 but one, the
+/// loop `channelDim`.
+bool isChannelBroadcast(AffineMap map, int64_t channelDim) {
+  int found = 0;
+  for (AffineExpr e : map.getResults()) {
+    if (auto d = dyn_cast<AffineDimExpr>(e)) {
+      if (static_cast<int64_t>(d.getPosition()) != channelDim)
+        return false;
+      ++found;
+    } else if (auto c = dyn_cast<AffineConstantExpr>(e)) {
+      if (c.getValue() != 0)
+        return false;
+    } else {
+      return false;
+    }
+  }
+  return found == 1;
+}
+
+std::optional<Epilogue> matchEpilogue(linalg::GenericOp g, Value acc, const Contraction &cn,
+                                      int64_t outputElements) {
+  if (g.getNumReductionLoops() != 0 || g.getNumDpsInits() != 1)
+    return std::nullopt;
+  Epilogue ep;
+  Value out = g.getDpsInits()[0];
+  ep.output = argumentIndex(out);
+  if (ep.output < 0 || !isF32Dense(out) ||
+      cast<MemRefType>(out.getType()).getNumElements() != outputElements)
+    return std::nullopt;
+  SmallVector<AffineMap> maps = g.getIndexingMapsArray();
+  if (!maps.back().isIdentity())
+    return std::nullopt;
+  Block &body = g.getRegion().front();
+  Value v;
+  for (OpOperand *in : g.getDpsInputOperands()) {
+    if (allocationOf(in->get()) == allocationOf(acc) && maps[in->getOperandNumber()].isIdentity())
+      v = body.getArgument(in->getOperandNumber());
+  }
+  if (!v)
+    return std::nullopt;
+  // The loop that is the output's channel: conv writes [N, F, OH, OW]; a matmul's
+  // epilogue may run over a reshaped [.., N] whose last loop is the channel.
+  int64_t channelDim = cn.kind == "conv" ? 1 : g.getNumLoops() - 1;
+  if (cn.kind == "conv" && g.getNumLoops() != 4)
+    return std::nullopt;
+  if (g.getStaticLoopRanges()[channelDim] != cn.channels)
+    return std::nullopt;
+  // The yielded value: min/max with constants (the activation) around a tree of
+  // additions whose leaves are the accumulator, at most one per-channel bias, at
+  // most one residual and zeros.
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  if (yield.getNumOperands() != 1)
+    return std::nullopt;
+  Value top = yield.getOperand(0);
+  std::optional<double> lo, hi;
+  for (int i = 0; i < 2; ++i) {
+    Operation *op = top.getDefiningOp();
+    if (!op || op->getBlock() != &body || !isa<arith::MaximumFOp, arith::MinimumFOp>(op))
+      break;
+    std::optional<double> bound = constantOf(op->getOperand(1));
+    Value rest = op->getOperand(0);
+    if (!bound) {
+      bound = constantOf(op->getOperand(0));
+      rest = op->getOperand(1);
+    }
+    std::optional<double> &slot = isa<arith::MaximumFOp>(op) ? lo : hi;
+    if (!bound || slot)
+      return std::nullopt;
+    slot = bound;
+    top = rest;
+  }
+  bool sawAccumulator = false;
+  SmallVector<Value> pending = {top};
+  size_t additions = 0;
+  while (!pending.empty()) {
+    Value x = pending.pop_back_val();
+    if (x == v) {
+      if (sawAccumulator)
+        return std::nullopt;
+      sawAccumulator = true;
+      continue;
+    }
+    if (isZero(x))
+      continue;
+    if (auto add = x.getDefiningOp<arith::AddFOp>(); add && add->getBlock() == &body) {
+      ++additions;
+      pending.push_back(add.getLhs());
+      pending.push_back(add.getRhs());
+      continue;
+    }
+    auto arg = dyn_cast<BlockArgument>(x);
+    if (!arg || arg.getOwner() != &body ||
+        arg.getArgNumber() >= static_cast<unsigned>(g.getNumDpsInputs()))
+      return std::nullopt;
+    Value buffer = g.getDpsInputs()[arg.getArgNumber()];
+    int64_t index = argumentIndex(buffer);
+    AffineMap map = maps[arg.getArgNumber()];
+    if (index < 0 || !isF32Dense(buffer))
+      return std::nullopt;
+    int64_t elements = cast<MemRefType>(buffer.getType()).getNumElements();
+    if (map.isIdentity() && ep.residual < 0 && elements == outputElements)
+      ep.residual = index;
+    else if (isChannelBroadcast(map, channelDim) && ep.bias < 0 && elements == cn.channels)
+      ep.bias = index;
+    else
+      return std::nullopt;
+  }
+  // Every op of the body is one of those read (nothing else is computed).
+  size_t ops = std::distance(body.begin(), body.end()) - 1;
+  if (!sawAccumulator || ops != additions + (lo ? 1 : 0) + (hi ? 1 : 0))
+    return std::nullopt;
+  if (lo && hi && *lo <= *hi) {
+    ep.activation = "clip";
+    ep.alpha = *lo;
+    ep.beta = *hi;
+  } else if (lo && !hi && *lo == 0) {
+    ep.activation = "relu";
+  } else if (lo || hi) {
+    return std::nullopt;
+  }
+  return ep;
+}
+
+/// The library call `kernel` is, if it is one.
+LibraryCallAttr matchKernel(func::FuncOp kernel) {
+  if (kernel.isExternal() || !kernel.getBody().hasOneBlock())
+    return nullptr;
+  Block &body = kernel.front();
+  linalg::GenericOp contraction;
+  SmallVector<linalg::GenericOp> epilogues;
+  SmallVector<Operation *> others;
+  for (Operation &op : body) {
+    if (isa<memref::AllocOp, memref::DeallocOp, arith::ConstantOp, memref::CollapseShapeOp,
+            memref::ExpandShapeOp, func::ReturnOp>(op))
+      continue;
+    if (auto g = dyn_cast<linalg::GenericOp>(op)) {
+      if (g.getNumReductionLoops() > 0) {
+        if (contraction)
+          return nullptr;
+        contraction = g;
+      } else {
+        epilogues.push_back(g);
+      }
+      continue;
+    }
+    if (isa<linalg::FillOp, linalg::MapOp, memref::SubViewOp, linalg::CopyOp>(op)) {
+      others.push_back(&op);
+      continue;
+    }
+    return nullptr;
+  }
+  if (!contraction || contraction.getNumDpsInputs() != 2 || contraction.getNumDpsInits() != 1 ||
+      epilogues.size() > 1 || !isMultiplyAdd(contraction))
+    return nullptr;
+  Value x = contraction.getDpsInputs()[0], w = contraction.getDpsInputs()[1];
+  Value acc = contraction.getDpsInits()[0];
+  if (!isF32Dense(x) || !isF32Dense(w) || !isF32Dense(acc))
+    return nullptr;
+  // Every other op: the accumulator's zero fill, or the input's zero padding.
+  size_t used = 0;
+  bool filled = false;
+  for (Operation *op : others)
+    if (isZeroFillOf(op, acc)) {
+      filled = true;
+      ++used;
+    }
+  if (!filled)
+    return nullptr;
+  int64_t input = argumentIndex(x);
+  SmallVector<int64_t> padLow(2, 0), padHigh(2, 0), inputShape;
+  if (input >= 0) {
+    inputShape = llvm::to_vector(cast<MemRefType>(x.getType()).getShape());
+  } else {
+    // x = alloc; zero fill; subview [0, 0, t, l] with x's input's sizes; copy.
+    memref::AllocOp padded = x.getDefiningOp<memref::AllocOp>();
+    if (!padded || cast<MemRefType>(x.getType()).getRank() != 4)
+      return nullptr;
+    bool zeroed = false;
+    linalg::CopyOp copy;
+    memref::SubViewOp window;
+    for (Operation *op : others) {
+      if (isZeroFillOf(op, x)) {
+        zeroed = true;
+        ++used;
+      } else if (auto s = dyn_cast<memref::SubViewOp>(op); s && s.getSource() == x) {
+        if (window)
+          return nullptr;
+        window = s;
+        ++used;
+      } else if (auto c = dyn_cast<linalg::CopyOp>(op)) {
+        copy = c;
+        ++used;
+      }
+    }
+    if (!zeroed || !window || !copy || copy.getOutputs()[0] != window.getResult() ||
+        !window.hasUnitStride() || !window.getMixedOffsets().size())
+      return nullptr;
+    input = argumentIndex(copy.getInputs()[0]);
+    if (input < 0 || !isF32Dense(copy.getInputs()[0]))
+      return nullptr;
+    inputShape = llvm::to_vector(cast<MemRefType>(copy.getInputs()[0].getType()).getShape());
+    SmallVector<int64_t> offsets = llvm::to_vector(window.getStaticOffsets());
+    ArrayRef<int64_t> full = cast<MemRefType>(x.getType()).getShape();
+    if (inputShape.size() != 4 || offsets[0] != 0 || offsets[1] != 0 ||
+        ShapedType::isDynamic(offsets[2]) || ShapedType::isDynamic(offsets[3]) ||
+        full[0] != inputShape[0] || full[1] != inputShape[1])
+      return nullptr;
+    for (int i = 0; i < 2; ++i) {
+      padLow[i] = offsets[2 + i];
+      padHigh[i] = full[2 + i] - inputShape[2 + i] - padLow[i];
+      if (padHigh[i] < 0)
+        return nullptr;
+    }
+  }
+  if (used != others.size())
+    return nullptr;
+  std::optional<Contraction> cn;
+  int64_t weights = argumentIndex(w);
+  if (weights < 0)
+    return nullptr;
+  if (inputShape.size() == 4 && contraction.getNumLoops() == 7)
+    cn = matchConv(contraction, input, padLow, padHigh, inputShape);
+  else if (input >= 0 && !x.getDefiningOp<memref::AllocOp>())
+    cn = matchMatmul(contraction, input, weights);
+  if (!cn)
+    return nullptr;
+  cn->weights = weights;
+  int64_t outputElements = cast<MemRefType>(acc.getType()).getNumElements();
+  Epilogue ep;
+  if (epilogues.empty()) {
+    ep.output = argumentIndex(acc);
+    if (ep.output < 0)
+      return nullptr;
+  } else {
+    if (!allocationOf(acc))
+      return nullptr;
+    std::optional<Epilogue> e = matchEpilogue(epilogues.front(), acc, *cn, outputElements);
+    if (!e)
+      return nullptr;
+    ep = *e;
+  }
+  MLIRContext *ctx = kernel.getContext();
+  Builder b(ctx);
+  int64_t operands[] = {cn->input, cn->weights, ep.bias, ep.residual, ep.output};
+  return LibraryCallAttr::get(ctx, b.getStringAttr(cn->kind), cn->shape, operands,
+                              b.getStringAttr(ep.activation), b.getF64FloatAttr(ep.alpha),
+                              b.getF64FloatAttr(ep.beta));
+}
+
+struct SelectLibraryCallsPass
+    : kiln::impl::SelectLibraryCallsBase<SelectLibraryCallsPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    llvm::DenseMap<StringAttr, LibraryCallAttr> matched;
+    module.walk([&](LaunchOp launch) {
+      if (launch.getGpuStages())
+        return;
+      StringAttr name = launch.getKernelAttr().getAttr();
+      auto it = matched.find(name);
+      if (it == matched.end()) {
+        auto kernel = module.lookupSymbol<func::FuncOp>(name);
+        it = matched.insert({name, kernel ? matchKernel(kernel) : nullptr}).first;
+      }
+      if (it->second)
+        launch.setLibraryAttr(it->second);
+    });
+  }
+};
+
+} // namespace
