@@ -96,26 +96,26 @@ const Dnnl &dnnl() {
 
 bool loaded() { return dnnl().engine != nullptr; }
 
-/// One primitive with its memory objects (handles set per run). Variant 1 of a
-/// call with a residual is for a residual that is the output itself (in place:
-/// oneDNN's sum post-op), variant 0 for a residual elsewhere (a binary add).
+/// One call's primitive with its memory objects (handles set per run). A
+/// convolution computes in the layouts oneDNN prefers (blocked channels): its input
+/// is reordered in, its output (and residual) reordered out, through per-thread
+/// scratch; constant weights are reordered once.
 struct Primitive {
-  bool tried = false;
   dnnl_primitive_t primitive = nullptr;
-  dnnl_memory_t src = nullptr, weights = nullptr, bias = nullptr, dst = nullptr,
-                residual = nullptr;
-  // Weights in the primitive's own layout, reordered once from `reorderedFrom`.
-  dnnl_memory_t userWeights = nullptr;
-  dnnl_primitive_t reorder = nullptr;
+  dnnl_memory_t src = nullptr, weights = nullptr, bias = nullptr, dst = nullptr;
+  // The caller's plain layouts, and the reorders between them and the primitive's.
+  dnnl_memory_t userSrc = nullptr, userDst = nullptr, userWeights = nullptr;
+  dnnl_primitive_t srcIn = nullptr, dstIn = nullptr, dstOut = nullptr, weightsIn = nullptr;
+  size_t srcBytes = 0, dstBytes = 0, plainDstBytes = 0;
   std::unique_ptr<char[]> reordered;
   const void *reorderedFrom = nullptr;
 
   ~Primitive() {
     const Dnnl &d = dnnl();
-    for (dnnl_memory_t m : {src, weights, bias, dst, residual, userWeights})
+    for (dnnl_memory_t m : {src, weights, bias, dst, userSrc, userDst, userWeights})
       if (m)
         d.dnnl_memory_destroy(m);
-    for (dnnl_primitive_t p : {primitive, reorder})
+    for (dnnl_primitive_t p : {primitive, srcIn, dstIn, dstOut, weightsIn})
       if (p)
         d.dnnl_primitive_destroy(p);
   }
@@ -125,13 +125,11 @@ struct Primitive {
 struct Building {
   dnnl_post_ops_t postOps = nullptr;
   dnnl_primitive_attr_t attr = nullptr;
-  dnnl_primitive_desc_t pd = nullptr, reorderPd = nullptr;
+  dnnl_primitive_desc_t pd = nullptr;
   ~Building() {
     const Dnnl &d = dnnl();
     if (pd)
       d.dnnl_primitive_desc_destroy(pd);
-    if (reorderPd)
-      d.dnnl_primitive_desc_destroy(reorderPd);
     if (attr)
       d.dnnl_primitive_attr_destroy(attr);
     if (postOps)
@@ -149,36 +147,53 @@ dnnl_status_t memoryOf(const dnnl_memory_desc_t &md, dnnl_memory_t &out) {
   return dnnl().dnnl_memory_create(&out, &md, dnnl().engine, DNNL_MEMORY_NONE);
 }
 
+/// A reorder from `from` to `to` (both made as memory objects in `fromMem`/`toMem`
+/// when not null).
+bool makeReorder(const dnnl_memory_desc_t &from, const dnnl_memory_desc_t &to,
+                 dnnl_primitive_t &out) {
+  const Dnnl &d = dnnl();
+  dnnl_primitive_desc_t pd = nullptr;
+  if (d.dnnl_reorder_primitive_desc_create(&pd, &from, d.engine, &to, d.engine, nullptr) !=
+      dnnl_success)
+    return false;
+  bool ok = d.dnnl_primitive_create(&out, pd) == dnnl_success;
+  d.dnnl_primitive_desc_destroy(pd);
+  return ok;
+}
+
 /// Builds `p` for `call`; false when oneDNN cannot (the call falls back).
-bool build(const LibraryCall &call, bool residualInPlace, bool constantWeights, Primitive &p) {
+bool build(const LibraryCall &call, Primitive &p) {
   const Dnnl &d = dnnl();
   const int64_t *s = call.shape;
-  dnnl_memory_desc_t src, weights, userWeights, bias, dst;
+  dnnl_memory_desc_t src, weights, userWeights, bias, dst, userSrc, userDst;
   union {
     dnnl_convolution_desc_t conv;
     dnnl_matmul_desc_t matmul;
   } op;
-  bool reorderWeights = false;
   if (call.kind == LibraryCall::Conv) {
     int64_t n = s[0], c = s[1], h = s[2], w = s[3], f = s[4], kh = s[5], kw = s[6], oh = s[7],
             ow = s[8], g = s[9];
     dnnl_dims_t srcDims = {n, c, h, w}, dstDims = {n, f, oh, ow}, biasDims = {f};
-    KILN_DNNL_TRY(d.dnnl_memory_desc_init_by_tag(&src, 4, srcDims, dnnl_f32, dnnl_nchw));
-    KILN_DNNL_TRY(d.dnnl_memory_desc_init_by_tag(&dst, 4, dstDims, dnnl_f32, dnnl_nchw));
+    KILN_DNNL_TRY(d.dnnl_memory_desc_init_by_tag(&userSrc, 4, srcDims, dnnl_f32, dnnl_nchw));
+    KILN_DNNL_TRY(d.dnnl_memory_desc_init_by_tag(&userDst, 4, dstDims, dnnl_f32, dnnl_nchw));
+    KILN_DNNL_TRY(
+        d.dnnl_memory_desc_init_by_tag(&src, 4, srcDims, dnnl_f32, dnnl_format_tag_any));
+    KILN_DNNL_TRY(
+        d.dnnl_memory_desc_init_by_tag(&dst, 4, dstDims, dnnl_f32, dnnl_format_tag_any));
     KILN_DNNL_TRY(d.dnnl_memory_desc_init_by_tag(&bias, 1, biasDims, dnnl_f32, dnnl_x));
+    dnnl_format_tag_t any = dnnl_format_tag_any;
     if (g == 1) {
       dnnl_dims_t wDims = {f, c, kh, kw};
       KILN_DNNL_TRY(d.dnnl_memory_desc_init_by_tag(&userWeights, 4, wDims, dnnl_f32, dnnl_oihw));
       KILN_DNNL_TRY(d.dnnl_memory_desc_init_by_tag(
-          &weights, 4, wDims, dnnl_f32, constantWeights ? dnnl_format_tag_any : dnnl_oihw));
+          &weights, 4, wDims, dnnl_f32, call.constantWeights ? any : dnnl_oihw));
     } else {
       dnnl_dims_t wDims = {g, f / g, c / g, kh, kw};
       KILN_DNNL_TRY(
           d.dnnl_memory_desc_init_by_tag(&userWeights, 5, wDims, dnnl_f32, dnnl_goihw));
       KILN_DNNL_TRY(d.dnnl_memory_desc_init_by_tag(
-          &weights, 5, wDims, dnnl_f32, constantWeights ? dnnl_format_tag_any : dnnl_goihw));
+          &weights, 5, wDims, dnnl_f32, call.constantWeights ? any : dnnl_goihw));
     }
-    reorderWeights = constantWeights;
     dnnl_dims_t strides = {s[10], s[11]}, dilates = {s[12] - 1, s[13] - 1},
                 padL = {s[14], s[15]}, padR = {s[16], s[17]};
     KILN_DNNL_TRY(d.dnnl_dilated_convolution_forward_desc_init(
@@ -195,19 +210,18 @@ bool build(const LibraryCall &call, bool residualInPlace, bool constantWeights, 
     KILN_DNNL_TRY(d.dnnl_memory_desc_init_by_strides(&weights, 3, bDims, dnnl_f32, bStrides));
     KILN_DNNL_TRY(d.dnnl_memory_desc_init_by_strides(&dst, 3, cDims, dnnl_f32, cStrides));
     KILN_DNNL_TRY(d.dnnl_memory_desc_init_by_strides(&bias, 3, biasDims, dnnl_f32, biasStrides));
+    userSrc = src;
+    userDst = dst;
     userWeights = weights;
     KILN_DNNL_TRY(d.dnnl_matmul_desc_init(&op.matmul, &src, &weights,
                                           call.hasBias ? &bias : nullptr, &dst));
   }
-  // The epilogue: out = activation(acc + bias + residual).
+  // The epilogue: out = activation(acc + bias + residual); the residual is put in
+  // the output first and summed into it.
   Building b;
   KILN_DNNL_TRY(d.dnnl_post_ops_create(&b.postOps));
-  if (call.hasResidual) {
-    if (residualInPlace)
-      KILN_DNNL_TRY(d.dnnl_post_ops_append_sum(b.postOps, 1.0f));
-    else
-      KILN_DNNL_TRY(d.dnnl_post_ops_append_binary(b.postOps, dnnl_binary_add, &dst));
-  }
+  if (call.hasResidual)
+    KILN_DNNL_TRY(d.dnnl_post_ops_append_sum(b.postOps, 1.0f));
   if (call.activation == LibraryCall::Relu)
     KILN_DNNL_TRY(d.dnnl_post_ops_append_eltwise(b.postOps, 1.0f, dnnl_eltwise_relu, 0.f, 0.f));
   else if (call.activation == LibraryCall::Clip)
@@ -216,25 +230,53 @@ bool build(const LibraryCall &call, bool residualInPlace, bool constantWeights, 
   KILN_DNNL_TRY(d.dnnl_primitive_attr_create(&b.attr));
   KILN_DNNL_TRY(d.dnnl_primitive_attr_set_post_ops(b.attr, b.postOps));
   KILN_DNNL_TRY(d.dnnl_primitive_desc_create(&b.pd, &op, b.attr, d.engine, nullptr));
-  const dnnl_memory_desc_t *chosen = d.dnnl_primitive_desc_query_md(b.pd, dnnl_query_weights_md, 0);
-  if (!chosen)
+  const dnnl_memory_desc_t *chosenSrc = d.dnnl_primitive_desc_query_md(b.pd, dnnl_query_src_md, 0);
+  const dnnl_memory_desc_t *chosenW = d.dnnl_primitive_desc_query_md(b.pd, dnnl_query_weights_md, 0);
+  const dnnl_memory_desc_t *chosenDst = d.dnnl_primitive_desc_query_md(b.pd, dnnl_query_dst_md, 0);
+  if (!chosenSrc || !chosenW || !chosenDst)
     return false;
   KILN_DNNL_TRY(d.dnnl_primitive_create(&p.primitive, b.pd));
-  KILN_DNNL_TRY(memoryOf(src, p.src));
-  KILN_DNNL_TRY(memoryOf(*chosen, p.weights));
+  KILN_DNNL_TRY(memoryOf(*chosenSrc, p.src));
+  KILN_DNNL_TRY(memoryOf(*chosenW, p.weights));
   KILN_DNNL_TRY(memoryOf(bias, p.bias));
-  KILN_DNNL_TRY(memoryOf(dst, p.dst));
-  KILN_DNNL_TRY(memoryOf(dst, p.residual));
-  if (reorderWeights && !d.dnnl_memory_desc_equal(chosen, &userWeights)) {
+  KILN_DNNL_TRY(memoryOf(*chosenDst, p.dst));
+  p.plainDstBytes = d.dnnl_memory_desc_get_size(&userDst);
+  if (!d.dnnl_memory_desc_equal(chosenSrc, &userSrc)) {
+    KILN_DNNL_TRY(memoryOf(userSrc, p.userSrc));
+    if (!makeReorder(userSrc, *chosenSrc, p.srcIn))
+      return false;
+    p.srcBytes = d.dnnl_memory_desc_get_size(chosenSrc);
+  }
+  if (!d.dnnl_memory_desc_equal(chosenDst, &userDst)) {
+    KILN_DNNL_TRY(memoryOf(userDst, p.userDst));
+    if (!makeReorder(*chosenDst, userDst, p.dstOut) ||
+        (call.hasResidual && !makeReorder(userDst, *chosenDst, p.dstIn)))
+      return false;
+    p.dstBytes = d.dnnl_memory_desc_get_size(chosenDst);
+  }
+  if (!d.dnnl_memory_desc_equal(chosenW, &userWeights)) {
     KILN_DNNL_TRY(memoryOf(userWeights, p.userWeights));
-    KILN_DNNL_TRY(d.dnnl_reorder_primitive_desc_create(&b.reorderPd, &userWeights, d.engine,
-                                                       chosen, d.engine, nullptr));
-    KILN_DNNL_TRY(d.dnnl_primitive_create(&p.reorder, b.reorderPd));
-    p.reordered.reset(new (std::nothrow) char[d.dnnl_memory_desc_get_size(chosen) + 64]);
+    if (!makeReorder(userWeights, *chosenW, p.weightsIn))
+      return false;
+    p.reordered.reset(new (std::nothrow) char[d.dnnl_memory_desc_get_size(chosenW) + 64]);
     if (!p.reordered)
       return false;
   }
   return true;
+}
+
+/// Scratch of this thread (a stream's calls run one at a time on its thread).
+void *threadScratch(int which, size_t bytes) {
+  thread_local std::unique_ptr<char[]> buffers[2];
+  thread_local size_t capacity[2] = {0, 0};
+  if (capacity[which] < bytes) {
+    buffers[which].reset(new (std::nothrow) char[bytes + 64]);
+    capacity[which] = buffers[which] ? bytes : 0;
+    if (!buffers[which])
+      return nullptr;
+  }
+  char *p = buffers[which].get();
+  return reinterpret_cast<void *>((reinterpret_cast<uintptr_t>(p) + 63) & ~uintptr_t(63));
 }
 
 void *aligned64(char *p) {
@@ -244,8 +286,8 @@ void *aligned64(char *p) {
 } // namespace
 
 struct HostLibrary::Slot {
-  Primitive variants[2];
-  bool unsupported = false;
+  Primitive primitive;
+  bool tried = false, unsupported = false;
   dnnl_stream_t stream = nullptr;
   int64_t libraryRuns = 0, fallbackRuns = 0;
   ~Slot() {
@@ -266,66 +308,92 @@ Status HostLibrary::run(int index, const LibraryCall &call, const LibraryBuffers
   if (index < 0 || index >= static_cast<int>(slots.size()))
     return Status::error("library call " + std::to_string(index) + " is not in the plan");
   Slot &slot = *slots[index];
-  if (slot.unsupported || !loaded()) {
+  const Dnnl &d = dnnl();
+  if (!slot.tried && loaded()) {
+    slot.tried = true;
+    slot.unsupported =
+        d.dnnl_stream_create(&slot.stream, d.engine, dnnl_stream_default_flags) != dnnl_success ||
+        !build(call, slot.primitive);
+    if (slot.unsupported) {
+      slot.primitive.~Primitive();
+      new (&slot.primitive) Primitive();
+    }
+  }
+  if (!slot.tried || slot.unsupported) {
     ++slot.fallbackRuns;
     return Status::ok();
   }
-  const Dnnl &d = dnnl();
-  bool inPlace = call.hasResidual && buffers.residual == buffers.output;
-  Primitive &p = slot.variants[inPlace ? 1 : 0];
-  if (!p.tried) {
-    p.tried = true;
-    // Weights reordered once are the conv's constant weights (a weight buffer never
-    // changes while the model lives); a matmul's operands are used as they are.
-    if ((!slot.stream && d.dnnl_stream_create(&slot.stream, d.engine, dnnl_stream_default_flags) !=
-                             dnnl_success) ||
-        !build(call, inPlace, call.constantWeights, p)) {
-      slot.variants[inPlace ? 1 : 0].~Primitive();
-      new (&slot.variants[inPlace ? 1 : 0]) Primitive();
-      slot.unsupported = true;
-      ++slot.fallbackRuns;
-      return Status::ok();
-    }
-  }
+  Primitive &p = slot.primitive;
   auto fail = [&](const char *what) {
     return Status::error(std::string("oneDNN: ") + what + " failed in library call " +
                          std::to_string(index));
   };
-  void *weights = const_cast<void *>(buffers.weights);
-  if (p.reorder) {
+  auto bind = [&](dnnl_memory_t m, const void *ptr) {
+    return d.dnnl_memory_set_data_handle(m, const_cast<void *>(ptr)) == dnnl_success;
+  };
+  auto reorder = [&](dnnl_primitive_t r, dnnl_memory_t from, dnnl_memory_t to) {
+    dnnl_exec_arg_t args[] = {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}};
+    return d.dnnl_primitive_execute(r, slot.stream, 2, args) == dnnl_success;
+  };
+  if (p.weightsIn) {
+    // Constant weights: reordered on the first run (and if the model's weights
+    // moved, which they do not while it lives).
     if (p.reorderedFrom != buffers.weights) {
-      void *target = aligned64(p.reordered.get());
-      dnnl_exec_arg_t args[] = {{DNNL_ARG_FROM, p.userWeights}, {DNNL_ARG_TO, p.weights}};
-      if (d.dnnl_memory_set_data_handle(p.userWeights, weights) != dnnl_success ||
-          d.dnnl_memory_set_data_handle(p.weights, target) != dnnl_success ||
-          d.dnnl_primitive_execute(p.reorder, slot.stream, 2, args) != dnnl_success)
+      void *target = reinterpret_cast<void *>(
+          (reinterpret_cast<uintptr_t>(p.reordered.get()) + 63) & ~uintptr_t(63));
+      if (!bind(p.userWeights, buffers.weights) || !bind(p.weights, target) ||
+          !reorder(p.weightsIn, p.userWeights, p.weights))
         return fail("reordering the weights");
       p.reorderedFrom = buffers.weights;
     }
-  } else if (d.dnnl_memory_set_data_handle(p.weights, weights) != dnnl_success) {
+  } else if (!bind(p.weights, buffers.weights)) {
     return fail("binding the weights");
   }
-  dnnl_exec_arg_t args[5];
+  // The input, in the primitive's layout.
+  if (p.srcIn) {
+    void *blocked = threadScratch(0, p.srcBytes);
+    if (!blocked)
+      return Status::error("out of memory for library call " + std::to_string(index),
+                           KILN_ERROR_MEMORY);
+    if (!bind(p.userSrc, buffers.input) || !bind(p.src, blocked) ||
+        !reorder(p.srcIn, p.userSrc, p.src))
+      return fail("reordering the input");
+  } else if (!bind(p.src, buffers.input)) {
+    return fail("binding the input");
+  }
+  // The output (holding the residual first, when there is one).
+  void *dst = buffers.output;
+  if (p.dstOut) {
+    dst = threadScratch(1, p.dstBytes);
+    if (!dst)
+      return Status::error("out of memory for library call " + std::to_string(index),
+                           KILN_ERROR_MEMORY);
+    if (!bind(p.dst, dst) || !bind(p.userDst, buffers.output))
+      return fail("binding the output");
+    if (call.hasResidual &&
+        (!bind(p.userDst, buffers.residual) || !reorder(p.dstIn, p.userDst, p.dst) ||
+         !bind(p.userDst, buffers.output)))
+      return fail("reordering the residual");
+  } else {
+    if (!bind(p.dst, dst))
+      return fail("binding the output");
+    if (call.hasResidual && buffers.residual != buffers.output)
+      std::memmove(buffers.output, buffers.residual, p.plainDstBytes);
+  }
+  dnnl_exec_arg_t args[4];
   int n = 0;
   args[n++] = {DNNL_ARG_SRC, p.src};
   args[n++] = {DNNL_ARG_WEIGHTS, p.weights};
   args[n++] = {DNNL_ARG_DST, p.dst};
-  if (d.dnnl_memory_set_data_handle(p.src, const_cast<void *>(buffers.input)) != dnnl_success ||
-      d.dnnl_memory_set_data_handle(p.dst, buffers.output) != dnnl_success)
-    return fail("binding the buffers");
   if (call.hasBias) {
-    if (d.dnnl_memory_set_data_handle(p.bias, const_cast<void *>(buffers.bias)) != dnnl_success)
+    if (!bind(p.bias, buffers.bias))
       return fail("binding the bias");
     args[n++] = {DNNL_ARG_BIAS, p.bias};
   }
-  if (call.hasResidual && !inPlace) {
-    if (d.dnnl_memory_set_data_handle(p.residual, const_cast<void *>(buffers.residual)) !=
-        dnnl_success)
-      return fail("binding the residual");
-    args[n++] = {DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, p.residual};
-  }
   if (d.dnnl_primitive_execute(p.primitive, slot.stream, n, args) != dnnl_success)
     return fail("the primitive");
+  if (p.dstOut && !reorder(p.dstOut, p.dst, p.userDst))
+    return fail("reordering the output");
   ++slot.libraryRuns;
   ran = true;
   return Status::ok();
