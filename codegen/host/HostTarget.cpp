@@ -46,9 +46,13 @@ bool writeHostRun(llvm::raw_ostream &os, const EmitContext &ctx,
     os << "};\nconst kiln::rt::LibraryCall kLibrary" << i << " = {kiln::rt::LibraryCall::"
        << (call.getKind().getValue() == "conv" ? "Conv" : "MatMul") << ", kLibraryShape" << i
        << ", kiln::rt::LibraryCall::"
-       << (act == "relu" ? "Relu" : act == "clip" ? "Clip" : "None") << ", "
-       << llvm::formatv("{0:e}f, {1:e}f", call.getAlpha().getValueAsDouble(),
-                        call.getBeta().getValueAsDouble())
+       << (act == "relu"       ? "Relu"
+           : act == "clip"     ? "Clip"
+           : act == "gelu_erf" ? "GeluErf"
+                               : "None")
+       << ", "
+       << llvm::formatv("{0:e8}f, {1:e8}f, {2:e8}f", call.getAlpha().getValueAsDouble(),
+                        call.getBeta().getValueAsDouble(), call.getScale().getValueAsDouble())
        << ", " << (operands[2] >= 0 ? "true" : "false") << ", "
        << (operands[3] >= 0 ? "true" : "false") << ", "
        << (constantWeights ? "true" : "false") << "};\n";

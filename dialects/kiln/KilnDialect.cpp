@@ -100,7 +100,7 @@ LogicalResult GpuStageAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 LogicalResult LibraryCallAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                       StringAttr kind, ArrayRef<int64_t> shape,
                                       ArrayRef<int64_t> operands, StringAttr activation,
-                                      FloatAttr alpha, FloatAttr beta) {
+                                      FloatAttr alpha, FloatAttr beta, FloatAttr scale) {
   size_t shapeSize = 0;
   if (kind && kind.getValue() == "conv")
     shapeSize = 18;
@@ -119,10 +119,13 @@ LogicalResult LibraryCallAttr::verify(function_ref<InFlightDiagnostic()> emitErr
                           "residual, output)";
   if (operands[0] < 0 || operands[1] < 0 || operands[4] < 0)
     return emitError() << "library call needs an input, weights and an output";
-  if (!activation || !llvm::is_contained({"none", "relu", "clip"}, activation.getValue()))
-    return emitError() << "library call activation must be none, relu or clip";
-  if (!alpha || !beta)
-    return emitError() << "library call needs alpha and beta";
+  if (!activation ||
+      !llvm::is_contained({"none", "relu", "clip", "gelu_erf"}, activation.getValue()))
+    return emitError() << "library call activation must be none, relu, clip or gelu_erf";
+  if (!alpha || !beta || !scale)
+    return emitError() << "library call needs alpha, beta and scale";
+  if (scale.getValueAsDouble() != 1.0 && operands.size() == 5 && operands[2] >= 0)
+    return emitError() << "library call scales its accumulator and has a bias";
   return success();
 }
 

@@ -74,27 +74,29 @@ def Kiln_LibraryCallAttr : AttrDef<Kiln_Dialect, "LibraryCall"> {
     kiln-select-library-calls sets it on a launch whose kernel is one contraction
     (`kind` "conv": a 2-d convolution, NCHW input and OIHW weights; "matmul": a
     row-major (batched) matrix product) with its input padding and an epilogue the
-    library fuses: out = activation(acc + bias + residual). `shape` is
+    library fuses: out = activation(scale * acc + bias + residual) (no scale with a
+    bias). `shape` is
     conv [N, C, H, W, F, KH, KW, OH, OW, groups, stride h, w, dilation h, w,
     pad top, left, bottom, right], matmul [batch, M, N, K, transpose A,
     transpose B, A batched, B batched] (0/1 flags). `operands` are the launch's
     buffer indices of [input, weights, bias, residual, output], -1 where absent.
-    `activation` is "none", "relu" or "clip" (between `alpha` and `beta`). The
+    `activation` is "none", "relu", "clip" (between `alpha` and `beta`) or
+    "gelu_erf". The
     kernel stays in the artifact: a run falls back to it where the library is
     missing or cannot run the call.
 
     ```mlir
     #kiln.library_call<"conv", shape = [1, 3, 224, 224, 64, 3, 7, 7, 112, 112, 1,
-      2, 2, 1, 1, 3, 3, 3, 3], operands = [0, 1, 2, -1, 3], activation = "relu"(0.0, 0.0)>
+      2, 2, 1, 1, 3, 3, 3, 3], operands = [0, 1, 2, -1, 3], activation = "relu"(0.0, 0.0), scale = 1.0>
     ```
   }];
   let parameters = (ins "::mlir::StringAttr":$kind, ArrayRefParameter<"int64_t">:$shape,
                         ArrayRefParameter<"int64_t">:$operands,
                         "::mlir::StringAttr":$activation, "::mlir::FloatAttr":$alpha,
-                        "::mlir::FloatAttr":$beta);
+                        "::mlir::FloatAttr":$beta, "::mlir::FloatAttr":$scale);
   let assemblyFormat = [{
     `<` $kind `,` `shape` `=` `[` $shape `]` `,` `operands` `=` `[` $operands `]` `,`
-    `activation` `=` $activation `(` $alpha `,` $beta `)` `>`
+    `activation` `=` $activation `(` $alpha `,` $beta `)` `,` `scale` `=` $scale `>`
   }];
   let genVerifyDecl = 1;
 }

@@ -17,6 +17,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Matchers.h"
 
@@ -275,8 +276,47 @@ std::optional<Contraction> matchMatmul(linalg::GenericOp g, int64_t a, int64_t b
 struct Epilogue {
   int64_t bias = -1, residual = -1, output = -1;
   std::string activation = "none";
-  double alpha = 0, beta = 0;
+  double alpha = 0, beta = 0, scale = 1.0;
 };
+
+bool isConstant(Value v, double expected) {
+  std::optional<double> c = constantOf(v);
+  return c && std::abs(*c - expected) <= 1e-6 * std::abs(expected);
+}
+
+/// The x of `top` = x * 0.5 * (erf(x * 1/sqrt 2) + 1) (in the orders exporters and
+/// the GELU lowering write it), computed in `body`.
+std::optional<Value> matchGeluErf(Value top, Block *body) {
+  auto inBody = [&](Value v) { return v.getDefiningOp() && v.getDefiningOp()->getBlock() == body; };
+  auto outer = top.getDefiningOp<arith::MulFOp>();
+  if (!outer || !inBody(top))
+    return std::nullopt;
+  // One operand is erf(...) + 1, the other x * 0.5.
+  for (int i = 0; i < 2; ++i) {
+    Value half = outer->getOperand(i), onePlus = outer->getOperand(1 - i);
+    auto add = onePlus.getDefiningOp<arith::AddFOp>();
+    auto mulHalf = half.getDefiningOp<arith::MulFOp>();
+    if (!add || !mulHalf || !inBody(onePlus) || !inBody(half))
+      continue;
+    Value erfValue = isConstant(add.getRhs(), 1.0) ? add.getLhs() : add.getRhs();
+    if (!isConstant(add.getLhs(), 1.0) && !isConstant(add.getRhs(), 1.0))
+      continue;
+    auto erf = erfValue.getDefiningOp<math::ErfOp>();
+    if (!erf || !inBody(erfValue))
+      continue;
+    auto scaled = erf.getOperand().getDefiningOp<arith::MulFOp>();
+    if (!scaled || !inBody(erf.getOperand()))
+      continue;
+    Value x = isConstant(mulHalf.getRhs(), 0.5) ? mulHalf.getLhs() : mulHalf.getRhs();
+    if (!isConstant(mulHalf.getLhs(), 0.5) && !isConstant(mulHalf.getRhs(), 0.5))
+      continue;
+    double rsqrt2 = 0.70710678118654752;
+    if ((scaled.getLhs() == x && isConstant(scaled.getRhs(), rsqrt2)) ||
+        (scaled.getRhs() == x && isConstant(scaled.getLhs(), rsqrt2)))
+      return x;
+  }
+  return std::nullopt;
+}
 
 /// True when `map` reads one element per channel: every result 0 but one, the
 /// loop `channelDim`.
@@ -349,15 +389,41 @@ std::optional<Epilogue> matchEpilogue(linalg::GenericOp g, Value acc, const Cont
     slot = bound;
     top = rest;
   }
+  // GELU (erf form, as the lowering writes it): x * 0.5 * (erf(x / sqrt 2) + 1).
+  bool gelu = false;
+  size_t geluOps = 0;
+  if (!lo && !hi) {
+    if (std::optional<Value> x = matchGeluErf(top, &body)) {
+      gelu = true;
+      geluOps = 5;
+      top = *x;
+    }
+  }
+  // A constant scale of the accumulator itself (attention's 1/sqrt(d)).
+  auto scaled = [&](Value x) -> std::optional<double> {
+    auto mul = x.getDefiningOp<arith::MulFOp>();
+    if (!mul || mul->getBlock() != &body)
+      return std::nullopt;
+    if (mul.getLhs() == v)
+      return constantOf(mul.getRhs());
+    if (mul.getRhs() == v)
+      return constantOf(mul.getLhs());
+    return std::nullopt;
+  };
   bool sawAccumulator = false;
   SmallVector<Value> pending = {top};
   size_t additions = 0;
   while (!pending.empty()) {
     Value x = pending.pop_back_val();
-    if (x == v) {
+    std::optional<double> scale = scaled(x);
+    if (x == v || scale) {
       if (sawAccumulator)
         return std::nullopt;
       sawAccumulator = true;
+      if (scale) {
+        ep.scale = *scale;
+        ++additions; // the multiply, counted with the ops read
+      }
       continue;
     }
     if (isZero(x))
@@ -387,8 +453,13 @@ std::optional<Epilogue> matchEpilogue(linalg::GenericOp g, Value acc, const Cont
   }
   // Every op of the body is one of those read (nothing else is computed).
   size_t ops = std::distance(body.begin(), body.end()) - 1;
-  if (!sawAccumulator || ops != additions + (lo ? 1 : 0) + (hi ? 1 : 0))
+  if (!sawAccumulator || ops != additions + geluOps + (lo ? 1 : 0) + (hi ? 1 : 0))
     return std::nullopt;
+  // The library scales before it adds the bias.
+  if (ep.scale != 1.0 && ep.bias >= 0)
+    return std::nullopt;
+  if (gelu)
+    ep.activation = "gelu_erf";
   if (lo && hi && *lo <= *hi) {
     ep.activation = "clip";
     ep.alpha = *lo;
@@ -524,7 +595,7 @@ LibraryCallAttr matchKernel(func::FuncOp kernel) {
   int64_t operands[] = {cn->input, cn->weights, ep.bias, ep.residual, ep.output};
   return LibraryCallAttr::get(ctx, b.getStringAttr(cn->kind), cn->shape, operands,
                               b.getStringAttr(ep.activation), b.getF64FloatAttr(ep.alpha),
-                              b.getF64FloatAttr(ep.beta));
+                              b.getF64FloatAttr(ep.beta), b.getF64FloatAttr(ep.scale));
 }
 
 struct SelectLibraryCallsPass

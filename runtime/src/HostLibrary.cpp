@@ -216,10 +216,13 @@ bool build(const LibraryCall &call, Primitive &p) {
     KILN_DNNL_TRY(d.dnnl_matmul_desc_init(&op.matmul, &src, &weights,
                                           call.hasBias ? &bias : nullptr, &dst));
   }
-  // The epilogue: out = activation(acc + bias + residual); the residual is put in
+  // The epilogue: out = activation(scale * acc + bias + residual); the residual is put in
   // the output first and summed into it.
   Building b;
   KILN_DNNL_TRY(d.dnnl_post_ops_create(&b.postOps));
+  if (call.scale != 1.0f)
+    KILN_DNNL_TRY(
+        d.dnnl_post_ops_append_eltwise(b.postOps, 1.0f, dnnl_eltwise_linear, call.scale, 0.f));
   if (call.hasResidual)
     KILN_DNNL_TRY(d.dnnl_post_ops_append_sum(b.postOps, 1.0f));
   if (call.activation == LibraryCall::Relu)
@@ -227,6 +230,9 @@ bool build(const LibraryCall &call, Primitive &p) {
   else if (call.activation == LibraryCall::Clip)
     KILN_DNNL_TRY(d.dnnl_post_ops_append_eltwise(b.postOps, 1.0f, dnnl_eltwise_clip,
                                                  call.alpha, call.beta));
+  else if (call.activation == LibraryCall::GeluErf)
+    KILN_DNNL_TRY(
+        d.dnnl_post_ops_append_eltwise(b.postOps, 1.0f, dnnl_eltwise_gelu_erf, 0.f, 0.f));
   KILN_DNNL_TRY(d.dnnl_primitive_attr_create(&b.attr));
   KILN_DNNL_TRY(d.dnnl_primitive_attr_set_post_ops(b.attr, b.postOps));
   KILN_DNNL_TRY(d.dnnl_primitive_desc_create(&b.pd, &op, b.attr, d.engine, nullptr));

@@ -1,7 +1,7 @@
 //===- HostLibrary.h - Contractions on oneDNN for the host ------*- C++ -*-===//
 //
 // The host target runs a plan's library calls (#kiln.library_call: a convolution
-// or matrix product with its bias, residual and activation) through oneDNN, on all
+// or matrix product with its scale, bias, residual and activation) through oneDNN, on all
 // cores (oneDNN's threads; OMP_NUM_THREADS or KILN_NUM_THREADS to limit them).
 // oneDNN is loaded with dlopen on first use, like the CUDA driver: libdnnl.so.2,
 // or the file KILN_DNNL_LIBRARY names. Where it is missing, or has no
@@ -29,7 +29,7 @@ namespace kiln::rt {
 /// One library call as the plan describes it (#kiln.library_call; f32).
 struct LibraryCall {
   enum Kind : int32_t { Conv, MatMul };
-  enum Activation : int32_t { None, Relu, Clip };
+  enum Activation : int32_t { None, Relu, Clip, GeluErf };
   Kind kind;
   /// conv: N, C, H, W, F, KH, KW, OH, OW, groups, stride h, w, dilation h, w,
   /// pad top, left, bottom, right; matmul: batch, M, N, K, transpose A,
@@ -37,6 +37,7 @@ struct LibraryCall {
   const int64_t *shape;
   Activation activation;
   float alpha, beta; // Clip's bounds
+  float scale;       // of the accumulator, before the rest (1: none)
   bool hasBias, hasResidual;
   /// The weights are the model's (constant while it lives): reordered once into
   /// the library's preferred layout.
