@@ -4,7 +4,7 @@
 // or matrix product with its scale, bias, residual and activation) through oneDNN, on all
 // cores (oneDNN's threads; OMP_NUM_THREADS or KILN_NUM_THREADS to limit them).
 // oneDNN is loaded with dlopen on first use, like the CUDA driver: libdnnl.so.2,
-// or the file KILN_DNNL_LIBRARY names. Where it is missing, or has no
+// or the file KILN_DNNL_LIBRARY names ("none": never load it). Where it is missing, or has no
 // implementation for a call, the call says so and the generated code runs the
 // call's own Kiln kernel instead, which the artifact always contains.
 //
