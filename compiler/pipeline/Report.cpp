@@ -205,6 +205,10 @@ void CompileReport::collectPlan(ModuleOp module) {
         launch.bytesRead += i < args.size() ? std::min(args[i], bytesOf(v)) : bytesOf(v);
     }
     launch.flops = kernelFlops.lookup(l.getKernel());
+    if (LibraryCallAttr library = l.getLibraryAttr()) {
+      libraryKernels[l.getKernel().str()] = library.getKind().str();
+      ++libraryCalls;
+    }
     Traffic &t = kernelTraffic[l.getKernel().str()];
     t.bytesRead += launch.bytesRead;
     t.bytesWritten += launch.bytesWritten;
@@ -248,6 +252,9 @@ bool CompileReport::write(const std::string &path, std::string &error) const {
       entry["bytes_written"] = it->second.bytesWritten;
       entry["flops"] = it->second.flops;
     }
+    auto library = libraryKernels.find(name);
+    if (library != libraryKernels.end())
+      entry["library"] = library->second;
     kernelList.push_back(std::move(entry));
     fusedCounts.push_back(static_cast<int64_t>(nodes.size()));
   }
@@ -287,6 +294,7 @@ bool CompileReport::write(const std::string &path, std::string &error) const {
       {"nodes_in", nodesIn},
       {"kernels_out", static_cast<int64_t>(kernels.size())},
       {"launches", launches},
+      {"library_calls", libraryCalls},
       {"bytes_read", bytesRead},
       {"bytes_written", bytesWritten},
       {"flops", flops},
@@ -376,6 +384,7 @@ bool CompileReport::writeHtml(const std::string &path, std::string &error) const
   row("ONNX nodes in", std::to_string(nodesIn));
   row("kernels out", std::to_string(kernels.size()));
   row("launches", std::to_string(launches));
+  row("library calls (the rest: Kiln's kernels)", std::to_string(libraryCalls));
   row("streams", std::to_string(streams) + " (" + std::to_string(events) + " events)");
   row("estimated time (critical path / all launches in sequence)",
       llvm::formatv("{0:f1} / {1:f1} us", estimatedNs / 1e3, sequentialNs / 1e3).str());

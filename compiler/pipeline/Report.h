@@ -37,6 +37,10 @@ struct CompileReport {
     int64_t bytesRead = 0, bytesWritten = 0, flops = 0;
   };
   std::map<std::string, Traffic> kernelTraffic;
+  /// Kernels whose launch is a library call (#kiln.library_call): the contraction
+  /// kind ("conv", "matmul"); `libraryCalls` counts those launches.
+  std::map<std::string, std::string> libraryKernels;
+  int64_t libraryCalls = 0;
   int64_t arenaBytes = 0;
   int64_t lowerBoundBytes = 0;
   int64_t naiveBytes = 0;
