@@ -109,7 +109,8 @@ int main(int argc, char **argv) {
   CLI::Option *gpuArchOption = compileCmd->get_option("--gpu-arch");
   compileCmd->add_option("--max-streams", compileRequest.maxStreams,
                          "The most streams (concurrent kernels) a run uses; 1: sequential "
-                         "(default: cuda 4, host one per core up to 4)")
+                         "(default: cuda 4; host 1, its library calls use every core; with "
+                         "--contractions kiln one per core up to 4)")
       ->check(CLI::Range(int64_t(1), int64_t(64)));
   compileCmd->add_option("--memory-budget", compileRequest.memoryBudget,
                          "The most arena bytes: concurrent branches are serialized until "
