@@ -35,31 +35,28 @@ using namespace kiln;
 
 namespace {
 
-/// The kernel argument a buffer is, through contiguous reshapes; -1 otherwise.
-int64_t argumentIndex(Value v) {
+/// The buffer `v` views through contiguous reshapes (collapse/expand_shape).
+Value throughReshapes(Value v) {
   while (Operation *def = v.getDefiningOp()) {
     if (auto c = dyn_cast<memref::CollapseShapeOp>(def))
       v = c.getSrc();
     else if (auto e = dyn_cast<memref::ExpandShapeOp>(def))
       v = e.getSrc();
     else
-      return -1;
+      break;
   }
-  auto arg = cast<BlockArgument>(v);
-  return arg.getArgNumber();
+  return v;
+}
+
+/// The kernel argument a buffer is, through contiguous reshapes; -1 otherwise.
+int64_t argumentIndex(Value v) {
+  auto arg = dyn_cast<BlockArgument>(throughReshapes(v));
+  return arg ? static_cast<int64_t>(arg.getArgNumber()) : -1;
 }
 
 /// The allocation a buffer is, through contiguous reshapes; null otherwise.
 memref::AllocOp allocationOf(Value v) {
-  while (Operation *def = v.getDefiningOp()) {
-    if (auto c = dyn_cast<memref::CollapseShapeOp>(def))
-      v = c.getSrc();
-    else if (auto e = dyn_cast<memref::ExpandShapeOp>(def))
-      v = e.getSrc();
-    else
-      return dyn_cast<memref::AllocOp>(def);
-  }
-  return nullptr;
+  return throughReshapes(v).getDefiningOp<memref::AllocOp>();
 }
 
 bool isF32Dense(Value v) {
