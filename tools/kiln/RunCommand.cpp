@@ -8,6 +8,7 @@
 #include "tools/kiln/RunCommand.h"
 #include "compiler/import/TensorFiles.h"
 
+#include "kiln/runtime/HostLibrary.h"
 #include "kiln/runtime/Npy.h"
 #include "kiln/runtime/model_abi.h"
 
@@ -356,11 +357,35 @@ int runModel(const RunOptions &options) {
   return 0;
 }
 
+/// The number of library calls in an artifact's plan (its model.cpp's HostLibrary),
+/// 0 when it has none or no model.cpp.
+int64_t libraryCallsOf(const std::string &dir) {
+  std::ifstream in(dir + "/model.cpp");
+  std::string line;
+  const std::string key = "kiln::rt::HostLibrary library{";
+  while (std::getline(in, line)) {
+    size_t at = line.find(key);
+    if (at != std::string::npos)
+      return std::atoll(line.c_str() + at + key.size());
+  }
+  return 0;
+}
+
 int benchModel(const BenchOptions &options) {
   ModelLibrary lib;
   std::string err;
   if (!lib.open(options.artifactDir, err))
     return fail(err);
+  // Where the host's library calls run: the model's runtime loads oneDNN as this
+  // process would (same environment).
+  if (int64_t calls = libraryCallsOf(options.artifactDir)) {
+    std::string why;
+    if (kiln::rt::hostLibraryAvailable(&why))
+      std::printf("library calls: %lld, on oneDNN\n", static_cast<long long>(calls));
+    else
+      std::printf("library calls: %lld, on Kiln's kernels (%s)\n", static_cast<long long>(calls),
+                  why.c_str());
+  }
   if (options.threads < 1)
     return fail("--threads must be at least 1");
   int32_t numInputs = lib.numInputs(lib.model), numOutputs = lib.numOutputs(lib.model);
