@@ -456,8 +456,8 @@ def SelectLibraryCalls : Pass<"kiln-select-library-calls", "mlir::ModuleOp"> {
     A target's plan step (host: oneDNN). A launch whose kernel is one f32 2-d
     convolution (NCHW, OIHW weights, grouped or not, zero padding) or (batched)
     matrix product with its zero-filled accumulator and at most one elementwise
-    epilogue out = activation(acc + per-channel bias + residual), activation Relu
-    or Clip, gets `library = #kiln.library_call<...>` naming the contraction, its
+    epilogue out = activation(scale * acc + per-channel bias + residual),
+    activation Relu, Clip or GELU (erf or tanh form), gets `library = #kiln.library_call<...>` naming the contraction, its
     sizes and which buffers are input, weights, bias, residual and output. The
     kernel is kept: the run falls back to it where the library cannot run the call.
 

@@ -49,6 +49,7 @@ bool writeHostRun(llvm::raw_ostream &os, const EmitContext &ctx,
        << (act == "relu"       ? "Relu"
            : act == "clip"     ? "Clip"
            : act == "gelu_erf" ? "GeluErf"
+           : act == "gelu_tanh" ? "GeluTanh"
                                : "None")
        << ", "
        << llvm::formatv("{0:e8}f, {1:e8}f, {2:e8}f", call.getAlpha().getValueAsDouble(),

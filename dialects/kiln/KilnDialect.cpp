@@ -120,8 +120,10 @@ LogicalResult LibraryCallAttr::verify(function_ref<InFlightDiagnostic()> emitErr
   if (operands[0] < 0 || operands[1] < 0 || operands[4] < 0)
     return emitError() << "library call needs an input, weights and an output";
   if (!activation ||
-      !llvm::is_contained({"none", "relu", "clip", "gelu_erf"}, activation.getValue()))
-    return emitError() << "library call activation must be none, relu, clip or gelu_erf";
+      !llvm::is_contained({"none", "relu", "clip", "gelu_erf", "gelu_tanh"},
+                          activation.getValue()))
+    return emitError()
+           << "library call activation must be none, relu, clip, gelu_erf or gelu_tanh";
   if (!alpha || !beta || !scale)
     return emitError() << "library call needs alpha, beta and scale";
   if (scale.getValueAsDouble() != 1.0 && operands.size() == 5 && operands[2] >= 0)

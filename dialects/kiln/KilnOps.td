@@ -81,7 +81,7 @@ def Kiln_LibraryCallAttr : AttrDef<Kiln_Dialect, "LibraryCall"> {
     transpose B, A batched, B batched] (0/1 flags). `operands` are the launch's
     buffer indices of [input, weights, bias, residual, output], -1 where absent.
     `activation` is "none", "relu", "clip" (between `alpha` and `beta`) or
-    "gelu_erf". The
+    "gelu_erf" or "gelu_tanh". The
     kernel stays in the artifact: a run falls back to it where the library is
     missing or cannot run the call.
 

@@ -281,36 +281,67 @@ bool isConstant(Value v, double expected) {
   return c && std::abs(*c - expected) <= 1e-6 * std::abs(expected);
 }
 
-/// The x of `top` = x * 0.5 * (erf(x * 1/sqrt 2) + 1) (in the orders exporters and
-/// the GELU lowering write it), computed in `body`.
-std::optional<Value> matchGeluErf(Value top, Block *body) {
-  auto inBody = [&](Value v) { return v.getDefiningOp() && v.getDefiningOp()->getBlock() == body; };
-  auto outer = top.getDefiningOp<arith::MulFOp>();
-  if (!outer || !inBody(top))
+/// The other operand of `v` = op(other, c) or op(c, other) with the constant c,
+/// where op (OpTy) is computed in `body`.
+template <typename OpTy>
+std::optional<Value> withConstant(Value v, double c, Block *body) {
+  auto op = v.getDefiningOp<OpTy>();
+  if (!op || op->getBlock() != body)
     return std::nullopt;
-  // One operand is erf(...) + 1, the other x * 0.5.
-  for (int i = 0; i < 2; ++i) {
-    Value half = outer->getOperand(i), onePlus = outer->getOperand(1 - i);
-    auto add = onePlus.getDefiningOp<arith::AddFOp>();
-    auto mulHalf = half.getDefiningOp<arith::MulFOp>();
-    if (!add || !mulHalf || !inBody(onePlus) || !inBody(half))
+  if (isConstant(op.getRhs(), c))
+    return op.getLhs();
+  if (isConstant(op.getLhs(), c))
+    return op.getRhs();
+  return std::nullopt;
+}
+
+/// The operands of `v` = a op b computed in `body`.
+template <typename OpTy>
+std::optional<std::pair<Value, Value>> operandsOf(Value v, Block *body) {
+  auto op = v.getDefiningOp<OpTy>();
+  if (!op || op->getBlock() != body)
+    return std::nullopt;
+  return std::make_pair(op.getLhs(), op.getRhs());
+}
+
+/// GELU as the lowerings write it, x * 0.5 * (1 + f(x)) in either order: the x,
+/// the activation ("gelu_erf": f = erf(x / sqrt 2), 5 ops; "gelu_tanh": f =
+/// tanh(sqrt(2 / pi) * (x + 0.044715 x^3)), 9 ops) and its op count.
+struct Gelu {
+  Value x;
+  std::string activation;
+  size_t ops;
+};
+std::optional<Gelu> matchGelu(Value top, Block *body) {
+  auto outer = operandsOf<arith::MulFOp>(top, body);
+  if (!outer)
+    return std::nullopt;
+  for (auto [half, onePlus] : {*outer, std::make_pair(outer->second, outer->first)}) {
+    std::optional<Value> x = withConstant<arith::MulFOp>(half, 0.5, body);
+    std::optional<Value> f = withConstant<arith::AddFOp>(onePlus, 1.0, body);
+    if (!x || !f || !f->getDefiningOp() || f->getDefiningOp()->getBlock() != body)
       continue;
-    Value erfValue = isConstant(add.getRhs(), 1.0) ? add.getLhs() : add.getRhs();
-    if (!isConstant(add.getLhs(), 1.0) && !isConstant(add.getRhs(), 1.0))
-      continue;
-    auto erf = erfValue.getDefiningOp<math::ErfOp>();
-    if (!erf || !inBody(erfValue))
-      continue;
-    auto scaled = erf.getOperand().getDefiningOp<arith::MulFOp>();
-    if (!scaled || !inBody(erf.getOperand()))
-      continue;
-    Value x = isConstant(mulHalf.getRhs(), 0.5) ? mulHalf.getLhs() : mulHalf.getRhs();
-    if (!isConstant(mulHalf.getLhs(), 0.5) && !isConstant(mulHalf.getRhs(), 0.5))
-      continue;
-    double rsqrt2 = 0.70710678118654752;
-    if ((scaled.getLhs() == x && isConstant(scaled.getRhs(), rsqrt2)) ||
-        (scaled.getRhs() == x && isConstant(scaled.getLhs(), rsqrt2)))
-      return x;
+    if (auto erf = f->getDefiningOp<math::ErfOp>()) {
+      std::optional<Value> arg = withConstant<arith::MulFOp>(erf.getOperand(), 0.70710678118654752, body);
+      if (arg && *arg == *x)
+        return Gelu{*x, "gelu_erf", 5};
+    }
+    if (auto tanh = f->getDefiningOp<math::TanhOp>()) {
+      std::optional<Value> inner =
+          withConstant<arith::MulFOp>(tanh.getOperand(), 0.79788456080286536, body);
+      auto sum = inner ? operandsOf<arith::AddFOp>(*inner, body) : std::nullopt;
+      if (!sum || (sum->first != *x && sum->second != *x))
+        continue;
+      Value scaledCube = sum->first == *x ? sum->second : sum->first;
+      std::optional<Value> cube = withConstant<arith::MulFOp>(scaledCube, 0.044715, body);
+      auto cubeOps = cube ? operandsOf<arith::MulFOp>(*cube, body) : std::nullopt;
+      if (!cubeOps || (cubeOps->first != *x && cubeOps->second != *x))
+        continue;
+      Value square = cubeOps->first == *x ? cubeOps->second : cubeOps->first;
+      auto squareOps = operandsOf<arith::MulFOp>(square, body);
+      if (squareOps && squareOps->first == *x && squareOps->second == *x)
+        return Gelu{*x, "gelu_tanh", 9};
+    }
   }
   return std::nullopt;
 }
@@ -386,15 +417,12 @@ std::optional<Epilogue> matchEpilogue(linalg::GenericOp g, Value acc, const Cont
     slot = bound;
     top = rest;
   }
-  // GELU (erf form, as the lowering writes it): x * 0.5 * (erf(x / sqrt 2) + 1).
-  bool gelu = false;
+  // GELU (erf or tanh form).
+  std::optional<Gelu> gelu;
   size_t geluOps = 0;
-  if (!lo && !hi) {
-    if (std::optional<Value> x = matchGeluErf(top, &body)) {
-      gelu = true;
-      geluOps = 5;
-      top = *x;
-    }
+  if (!lo && !hi && (gelu = matchGelu(top, &body))) {
+    geluOps = gelu->ops;
+    top = gelu->x;
   }
   // A constant scale of the accumulator itself (attention's 1/sqrt(d)).
   auto scaled = [&](Value x) -> std::optional<double> {
@@ -456,7 +484,7 @@ std::optional<Epilogue> matchEpilogue(linalg::GenericOp g, Value acc, const Cont
   if (ep.scale != 1.0 && ep.bias >= 0)
     return std::nullopt;
   if (gelu)
-    ep.activation = "gelu_erf";
+    ep.activation = gelu->activation;
   if (lo && hi && *lo <= *hi) {
     ep.activation = "clip";
     ep.alpha = *lo;

@@ -237,6 +237,9 @@ bool build(const LibraryCall &call, Primitive &p) {
   else if (call.activation == LibraryCall::GeluErf)
     KILN_DNNL_TRY(
         d.dnnl_post_ops_append_eltwise(b.postOps, 1.0f, dnnl_eltwise_gelu_erf, 0.f, 0.f));
+  else if (call.activation == LibraryCall::GeluTanh)
+    KILN_DNNL_TRY(
+        d.dnnl_post_ops_append_eltwise(b.postOps, 1.0f, dnnl_eltwise_gelu_tanh, 0.f, 0.f));
   KILN_DNNL_TRY(d.dnnl_primitive_attr_create(&b.attr));
   KILN_DNNL_TRY(d.dnnl_primitive_attr_set_post_ops(b.attr, b.postOps));
   KILN_DNNL_TRY(d.dnnl_primitive_desc_create(&b.pd, &op, b.attr, d.engine, nullptr));

@@ -29,7 +29,7 @@ namespace kiln::rt {
 /// One library call as the plan describes it (#kiln.library_call; f32).
 struct LibraryCall {
   enum Kind : int32_t { Conv, MatMul };
-  enum Activation : int32_t { None, Relu, Clip, GeluErf };
+  enum Activation : int32_t { None, Relu, Clip, GeluErf, GeluTanh };
   Kind kind;
   /// conv: N, C, H, W, F, KH, KW, OH, OW, groups, stride h, w, dilation h, w,
   /// pad top, left, bottom, right; matmul: batch, M, N, K, transpose A,
