@@ -76,7 +76,7 @@ std::optional<double> constantOf(Value v) {
   return std::nullopt;
 }
 
-/// True when `g` writes zero into `buffer`: a fill or a map yielding 0.
+/// True when `op` writes zero into `buffer`: a fill or a map yielding 0.
 bool isZeroFillOf(Operation *op, Value buffer) {
   if (auto f = dyn_cast<linalg::FillOp>(op))
     return f.getOutputs()[0] == buffer && isZero(f.getInputs()[0]);
@@ -128,7 +128,7 @@ struct Contraction {
   std::string kind;
   SmallVector<int64_t> shape;
   int64_t input = -1, weights = -1;
-  int64_t channelDim = -1, channels = 0; // the output's channel loop in the epilogue
+  int64_t channels = 0; // output channels (conv F, matmul N): the bias's length
 };
 
 /// A 2-d convolution as ConvPool.cpp writes it: loops (n, f, oh, ow, c, kh, kw) in
@@ -201,7 +201,6 @@ std::optional<Contraction> matchConv(linalg::GenericOp g, int64_t input,
               stride[0],     stride[1],  dilation[0],   dilation[1],   padLow[0],
               padLow[1],     padBottom[0], padBottom[1]};
   cn.input = input;
-  cn.channelDim = 1;
   cn.channels = outChannels;
   return cn;
 }
@@ -264,7 +263,6 @@ std::optional<Contraction> matchMatmul(linalg::GenericOp g, int64_t a, int64_t b
   cn.shape = {batchSize, ranges[m], ranges[n], ranges[k], transA, transB, batchedA, batchedB};
   cn.input = a;
   cn.weights = b;
-  cn.channelDim = static_cast<int64_t>(out.size()) - 1;
   cn.channels = ranges[n];
   return cn;
 }
@@ -569,7 +567,7 @@ LibraryCallAttr matchKernel(func::FuncOp kernel) {
       }
     }
     if (!zeroed || !window || !copy || copy.getOutputs()[0] != window.getResult() ||
-        !window.hasUnitStride() || !window.getMixedOffsets().size())
+        !window.hasUnitStride())
       return nullptr;
     input = argumentIndex(copy.getInputs()[0]);
     if (input < 0 || !isF32Dense(copy.getInputs()[0]))

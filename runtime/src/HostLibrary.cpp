@@ -100,6 +100,11 @@ const Dnnl &dnnl() {
 
 bool loaded() { return dnnl().engine != nullptr; }
 
+/// `p` rounded up to 64 bytes (buffers are allocated 64 bytes larger).
+void *aligned64(char *p) {
+  return reinterpret_cast<void *>((reinterpret_cast<uintptr_t>(p) + 63) & ~uintptr_t(63));
+}
+
 /// One call's primitive with its memory objects (handles set per run). A
 /// convolution computes in the layouts oneDNN prefers (blocked channels): its input
 /// is reordered in, its output (and residual) reordered out, through per-thread
@@ -288,13 +293,9 @@ void *threadScratch(int which, size_t bytes) {
     if (!buffers[which])
       return nullptr;
   }
-  char *p = buffers[which].get();
-  return reinterpret_cast<void *>((reinterpret_cast<uintptr_t>(p) + 63) & ~uintptr_t(63));
+  return aligned64(buffers[which].get());
 }
 
-void *aligned64(char *p) {
-  return reinterpret_cast<void *>((reinterpret_cast<uintptr_t>(p) + 63) & ~uintptr_t(63));
-}
 
 } // namespace
 
@@ -352,8 +353,7 @@ Status HostLibrary::run(int index, const LibraryCall &call, const LibraryBuffers
     // Constant weights: reordered on the first run (and if the model's weights
     // moved, which they do not while it lives).
     if (p.reorderedFrom != buffers.weights) {
-      void *target = reinterpret_cast<void *>(
-          (reinterpret_cast<uintptr_t>(p.reordered.get()) + 63) & ~uintptr_t(63));
+      void *target = aligned64(p.reordered.get());
       if (!bind(p.userWeights, buffers.weights) || !bind(p.weights, target) ||
           !reorder(p.weightsIn, p.userWeights, p.weights))
         return fail("reordering the weights");

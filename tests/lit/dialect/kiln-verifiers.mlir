@@ -179,3 +179,33 @@ func.func @attention_kind(%q: tensor<2x3x8xf32>, %kt: tensor<2x8x5xf32>, %v: ten
   %o = "kiln.attention"(%q, %kt, %v, %m) <{fill = 0.0 : f64, mask_kind = "mul", scale = 1.0 : f64}> : (tensor<2x3x8xf32>, tensor<2x8x5xf32>, tensor<2x5x6xf32>, tensor<2x3x5xf32>) -> tensor<2x3x6xf32>
   return %o : tensor<2x3x6xf32>
 }
+
+// -----
+
+kiln.plan @library_operand attributes {arena_bytes = 0 : i64, weight_bytes = 0 : i64} {
+  %a = kiln.slice offset 0 size 16 : memref<4xf32>
+  %b = kiln.slice offset 16 size 16 : memref<4xf32>
+  %c = kiln.slice offset 32 size 16 : memref<4xf32>
+  // expected-error @+1 {{library call operand 4 names buffer 1, not a written one}}
+  kiln.launch @k0(%a, %b, %c) stream 0 {num_inputs = 2 : i64, library = #kiln.library_call<"matmul", shape = [1, 2, 2, 2, 0, 0, 0, 0], operands = [0, 1, -1, -1, 1], activation = "none"(0.0 : f64, 0.0 : f64), scale = 1.0 : f64>} : memref<4xf32>, memref<4xf32>, memref<4xf32>
+}
+
+// -----
+
+kiln.plan @library_shape attributes {arena_bytes = 0 : i64, weight_bytes = 0 : i64} {
+  %a = kiln.slice offset 0 size 16 : memref<4xf32>
+  %b = kiln.slice offset 16 size 16 : memref<4xf32>
+  %c = kiln.slice offset 32 size 16 : memref<4xf32>
+  // expected-error @+1 {{library call "conv" needs 18 shape values, not 8}}
+  kiln.launch @k0(%a, %b, %c) stream 0 {num_inputs = 2 : i64, library = #kiln.library_call<"conv", shape = [1, 2, 2, 2, 0, 0, 0, 0], operands = [0, 1, -1, -1, 2], activation = "none"(0.0 : f64, 0.0 : f64), scale = 1.0 : f64>} : memref<4xf32>, memref<4xf32>, memref<4xf32>
+}
+
+// -----
+
+kiln.plan @library_scale attributes {arena_bytes = 0 : i64, weight_bytes = 0 : i64} {
+  %a = kiln.slice offset 0 size 16 : memref<4xf32>
+  %b = kiln.slice offset 16 size 16 : memref<4xf32>
+  %c = kiln.slice offset 32 size 16 : memref<4xf32>
+  // expected-error @+1 {{library call scales its accumulator and has a bias}}
+  kiln.launch @k0(%a, %b, %b, %c) stream 0 {num_inputs = 3 : i64, library = #kiln.library_call<"matmul", shape = [1, 2, 2, 2, 0, 0, 0, 0], operands = [0, 1, 2, -1, 3], activation = "gelu_tanh"(0.0 : f64, 0.0 : f64), scale = 0.5 : f64>} : memref<4xf32>, memref<4xf32>, memref<4xf32>, memref<4xf32>
+}
