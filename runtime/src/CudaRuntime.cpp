@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/runtime/CudaRuntime.h"
+#include "kiln/runtime/CudaLibraries.h"
 
 #include <dlfcn.h>
 
@@ -79,6 +80,7 @@ Loaded loadOnce() {
   bind(d.cuGraphDestroy, "cuGraphDestroy");
   if (!ok)
     return l;
+  d.mock = dlsym(lib, "kiln_mock_cuda_driver") != nullptr;
   if (CUresult r = d.cuInit(0)) {
     const char *text = nullptr;
     d.cuGetErrorString(r, &text);
@@ -161,7 +163,21 @@ Status CudaContext::init(const CudaModel &model, const Config &config) {
   auto alloc = [&](CUdeviceptr &p, uint64_t bytes) {
     return check(d_->cuMemAlloc(&p, bytes ? bytes : 1), "cuMemAlloc");
   };
-  Status s = alloc(arena_, config.arenaBytes);
+  // Each stream's library workspace after the arena (256-byte aligned slices).
+  auto align = [](uint64_t b) { return (b + 255) & ~uint64_t(255); };
+  uint64_t workspaces = config.numLibraryCalls
+                            ? align(config.workspaceBytes) * config.numStreams
+                            : 0;
+  Status s = alloc(arena_, align(config.arenaBytes) + workspaces);
+  if (s && config.numLibraryCalls && config.zeroFloats) {
+    std::vector<float> zeros(config.zeroFloats, 0.0f);
+    s = alloc(zeros_, config.zeroFloats * sizeof(float));
+    if (s)
+      s = check(d_->cuMemcpyHtoD(zeros_, zeros.data(), config.zeroFloats * sizeof(float)),
+                "uploading zeros");
+  }
+  if (s && config.numLibraryCalls)
+    libraries_ = std::make_unique<CudaLibraryCalls>(config.numLibraryCalls, d_->mock);
   inputs_.assign(config.inputBytes.size(), 0);
   outputs_.assign(config.outputBytes.size(), 0);
   for (size_t i = 0; s && i < inputs_.size(); ++i)
@@ -212,6 +228,18 @@ Status CudaContext::launch(const Launch &l, std::initializer_list<CUdeviceptr> a
                              params, nullptr),
           model_->functionName(l.function));
   return Status::ok();
+}
+
+Status CudaContext::library(int index, const LibraryCall &call,
+                            std::initializer_list<CUdeviceptr> buffers, int stream, bool &ran) {
+  ran = false;
+  if (!libraries_ || buffers.size() != 5)
+    return Status::ok();
+  auto align = [](uint64_t b) { return (b + 255) & ~uint64_t(255); };
+  uint64_t slice = align(config_.workspaceBytes);
+  CUdeviceptr workspace = arena_ + align(config_.arenaBytes) + slice * stream;
+  return libraries_->run(index, call, buffers.begin(), zeros_, streams_[stream], workspace,
+                         config_.workspaceBytes, ran);
 }
 
 Status CudaContext::copy(CUdeviceptr to, CUdeviceptr from, uint64_t bytes, int stream) {
@@ -303,9 +331,12 @@ void CudaContext::release() {
   };
   std::for_each(inputs_.begin(), inputs_.end(), free);
   std::for_each(outputs_.begin(), outputs_.end(), free);
+  libraries_.reset();
+  free(zeros_);
   free(arena_);
 }
 
+CudaContext::CudaContext() = default;
 CudaContext::~CudaContext() { release(); }
 
 } // namespace kiln::rt

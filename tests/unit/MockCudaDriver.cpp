@@ -97,6 +97,9 @@ bool liveStream(void *stream) {
 
 extern "C" {
 
+/// Marks this driver as Kiln's mock: the runtime then pairs it with the mock
+/// cuBLASLt and cuDNN (MockCublasLt.cpp, MockCudnn.cpp), which compute on host memory.
+void kiln_mock_cuda_driver() {}
 const char *kiln_mock_trace() { return state().trace.c_str(); }
 int kiln_mock_launches() { return state().launches; }
 

@@ -17,11 +17,15 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace kiln::rt {
+
+class CudaLibraryCalls;
+struct LibraryCall;
 
 // The driver API's types, declared here so that no CUDA header is needed.
 using CUresult = int;
@@ -66,6 +70,9 @@ struct CudaDriver {
   CUresult (*cuGraphLaunch)(CUgraphExec, CUstream);
   CUresult (*cuGraphExecDestroy)(CUgraphExec);
   CUresult (*cuGraphDestroy)(CUgraph);
+  /// The driver is Kiln's mock (it exports kiln_mock_cuda_driver): its memory is
+  /// host memory, and library calls go to the mock libraries.
+  bool mock;
 };
 
 /// Loads and initializes the driver once per process; null with `error` set when
@@ -123,9 +130,15 @@ public:
     int numEvents = 0;
     bool useGraph = false;
     std::vector<uint64_t> inputBytes, outputBytes;
+    /// Library calls (CudaLibraries.h): how many, each stream's workspace (a slice
+    /// after the arena's end), and how many zero floats a bias-less convolution
+    /// reads as its bias.
+    int numLibraryCalls = 0;
+    uint64_t workspaceBytes = 0;
+    uint64_t zeroFloats = 0;
   };
 
-  CudaContext() = default;
+  CudaContext();
   CudaContext(const CudaContext &) = delete;
   CudaContext &operator=(const CudaContext &) = delete;
   ~CudaContext();
@@ -149,6 +162,10 @@ public:
   Status begin(Caller caller);
   /// One kernel launch with `args` device pointers as its parameters.
   Status launch(const Launch &l, std::initializer_list<CUdeviceptr> args);
+  /// Library call `index` on a plan stream; `buffers`: input, weights, bias,
+  /// residual, output (0 where absent). `ran` false: the caller launches its kernels.
+  Status library(int index, const LibraryCall &call, std::initializer_list<CUdeviceptr> buffers,
+                 int stream, bool &ran);
   /// Device-to-device copy on a plan stream.
   Status copy(CUdeviceptr to, CUdeviceptr from, uint64_t bytes, int stream);
   /// The plan's events: record on one stream, wait on another.
@@ -207,6 +224,8 @@ private:
   std::vector<CUevent> events_; // the plan's, then one for the caller
   CUgraphExec graphExec_ = nullptr;
   std::vector<CUdeviceptr> graphBindings_;
+  std::unique_ptr<CudaLibraryCalls> libraries_;
+  CUdeviceptr zeros_ = 0;
 };
 
 } // namespace kiln::rt

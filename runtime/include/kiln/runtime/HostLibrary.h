@@ -17,6 +17,7 @@
 #ifndef KILN_RUNTIME_HOSTLIBRARY_H
 #define KILN_RUNTIME_HOSTLIBRARY_H
 
+#include "kiln/runtime/LibraryCall.h"
 #include "kiln/runtime/Tensor.h"
 
 #include <cstdint>
@@ -25,30 +26,6 @@
 #include <vector>
 
 namespace kiln::rt {
-
-/// One library call as the plan describes it (#kiln.library_call; f32).
-struct LibraryCall {
-  enum Kind : int32_t { Conv, MatMul };
-  enum Activation : int32_t { None, Relu, Clip, GeluErf, GeluTanh };
-  Kind kind;
-  /// conv: N, C, H, W, F, KH, KW, OH, OW, groups, stride h, w, dilation h, w,
-  /// pad top, left, bottom, right; matmul: batch, M, N, K, transpose A,
-  /// transpose B, A batched, B batched.
-  const int64_t *shape;
-  Activation activation;
-  float alpha, beta; // Clip's bounds
-  float scale;       // of the accumulator, before the rest (1: none)
-  bool hasBias, hasResidual;
-  /// The weights are the model's (constant while it lives): reordered once into
-  /// the library's preferred layout.
-  bool constantWeights;
-};
-
-/// One call's buffers (bias and residual null when the call has none).
-struct LibraryBuffers {
-  const void *input, *weights, *bias, *residual;
-  void *output;
-};
 
 /// True when oneDNN is loaded (or loads now); otherwise `why` says why not.
 bool hostLibraryAvailable(std::string *why = nullptr);
