@@ -461,12 +461,21 @@ def SelectLibraryCalls : Pass<"kiln-select-library-calls", "mlir::ModuleOp"> {
     sizes and which buffers are input, weights, bias, residual and output. The
     kernel is kept: the run falls back to it where the library cannot run the call.
 
+    `engine` names the library and so what it can fuse: `onednn` (host: every
+    form above), `cuda` (cuBLASLt and cuDNN: matrix products with Relu or GELU in
+    its tanh form, convolutions with Relu only and the same padding before as
+    after, or less after where the windows never reach it).
+
     ```mlir
     kiln.launch @k0(%x, %w, %b, %y) stream -1 {num_inputs = 3 : i64, library =
       #kiln.library_call<"conv", shape = [1, 3, 8, 8, 4, 3, 3, 8, 8, 1, 1, 1, 1, 1,
       1, 1, 1, 1], operands = [0, 1, 2, -1, 3], activation = "relu"(0.0, 0.0)>} ...
     ```
   }];
+  let options = [
+    Option<"engine", "engine", "std::string", /*default=*/"\"onednn\"",
+           "The library the calls run on: onednn or cuda">,
+  ];
   let dependentDialects = ["kiln::KilnDialect"];
 }
 

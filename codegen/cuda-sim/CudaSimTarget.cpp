@@ -24,7 +24,10 @@ public:
 
   StringRef getName() const override { return "cuda-sim"; }
 
+  // The cuda target's library calls, run on the mock cuBLASLt and cuDNN (host
+  // memory) where KILN_CUDA_LIBRARY_PATH finds them, else on the simulated kernels.
   void buildKernelMappingPipeline(OpPassManager &pm) const override {
+    buildCudaLibraryCallsPipeline(pm, options);
     buildGpuMappingPipeline(pm, options.gpuArch);
   }
 
@@ -45,7 +48,8 @@ public:
 
   bool writePrologue(llvm::raw_ostream &os, const EmitContext &ctx,
                      std::string &error) const override {
-    os << "#include \"kiln/runtime/HostStreams.h\"\n#include \"kiln/runtime/SimRuntime.h\"\n\n";
+    os << "#include \"kiln/runtime/CudaLibraries.h\"\n#include \"kiln/runtime/HostStreams.h\"\n"
+       << "#include \"kiln/runtime/SimRuntime.h\"\n\n";
     // One declaration per gpu stage, in first-launch order, with its argument count.
     llvm::MapVector<StringRef, unsigned> kernels;
     for (LaunchOp l : ctx.plan.getBody().getOps<LaunchOp>()) {
@@ -77,7 +81,7 @@ public:
       }
       return true;
     };
-    return writeHostRun(os, ctx, writeLaunch, error);
+    return writeHostRun(os, ctx, "SimCudaLibrary", writeLaunch, error);
   }
 
 private:
@@ -88,12 +92,6 @@ private:
 
 std::unique_ptr<Target> createCudaSimTarget(const TargetOptions &options,
                                             std::string &error) {
-  if (options.contractions == "library") {
-    error = "--contractions=library: the " + std::string("cuda-sim") +
-            " target has no contraction library yet (cuBLASLt and cuDNN are planned); "
-            "use auto or kiln";
-    return nullptr;
-  }
   if (!requireGpuArch(options.gpuArch, error))
     return nullptr;
   return std::make_unique<CudaSimTarget>(options);

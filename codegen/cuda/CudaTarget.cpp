@@ -10,6 +10,7 @@
 #include "codegen/cuda/CudaCodegen.h"
 #include "codegen/cuda/GpuArch.h"
 #include "codegen/emit/GeneratedCode.h"
+#include "passes/Passes.h"
 
 #include <algorithm>
 
@@ -46,6 +47,9 @@ kiln::rt::Status createContext(kiln_context *c) {
   config.useGraph = kUseGraph;
   config.inputBytes.assign(kInputBytes, kInputBytes + kNumInputs);
   config.outputBytes.assign(kOutputBytes, kOutputBytes + kNumOutputs);
+  config.numLibraryCalls = kNumLibraryCalls;
+  config.workspaceBytes = kLibraryWorkspaceBytes;
+  config.zeroFloats = kLibraryZeroFloats;
   return c->cuda.init(c->model->cuda, config);
 }
 
@@ -96,7 +100,10 @@ public:
 
   StringRef getName() const override { return "cuda"; }
 
+  // Contractions cuBLASLt and cuDNN can run become library calls; their kernels
+  // stay, the fallback where a library is missing at run time.
   void buildKernelMappingPipeline(OpPassManager &pm) const override {
+    buildCudaLibraryCallsPipeline(pm, options);
     buildGpuMappingPipeline(pm, options.gpuArch);
   }
 
@@ -125,7 +132,7 @@ public:
 
   bool writePrologue(llvm::raw_ostream &os, const EmitContext &,
                      std::string &) const override {
-    os << "#include \"kiln/runtime/CudaRuntime.h\"\n\n";
+    os << "#include \"kiln/runtime/CudaLibraries.h\"\n#include \"kiln/runtime/CudaRuntime.h\"\n\n";
     return true;
   }
 
@@ -153,6 +160,13 @@ bool CudaTarget::writeRun(llvm::raw_ostream &os, const EmitContext &ctx,
   for (size_t pos = 0; pos < ptx.size(); pos += 60000)
     os << "R\"KILNPTX(" << ptx.substr(pos, 60000) << ")KILNPTX\"\n    ";
   os << ";\n";
+  // Library calls: their descriptions, and each stream's workspace (NVIDIA's
+  // recommendation for cuBLASLt: 32 MiB on Hopper and newer, 4 MiB before).
+  llvm::DenseMap<Operation *, int64_t> libraryIndex = writeLibraryCalls(os, plan);
+  int archNumber = 0;
+  StringRef(options.gpuArch).drop_front(3).getAsInteger(10, archNumber);
+  uint64_t workspace = libraryIndex.empty() ? 0 : archNumber >= 90 ? 32 << 20 : 4 << 20;
+  os << "constexpr uint64_t kLibraryWorkspaceBytes = " << workspace << ";\n";
   std::string launches;
   llvm::raw_string_ostream ls(launches);
   auto io = [](const char *kind, int64_t i) {
@@ -171,14 +185,28 @@ bool CudaTarget::writeRun(llvm::raw_ostream &os, const EmitContext &ctx,
       ArrayAttr stages = gpuStagesOf(l, error);
       if (!stages)
         return false;
+      // A library call runs, or says it cannot: then its kernels do.
+      auto library = libraryIndex.find(&op);
+      if (library != libraryIndex.end()) {
+        ArrayRef<int64_t> operands = l.getLibraryAttr().getOperands();
+        ls << "  {\n    bool ran = false;\n    KILN_RUN(c.library(" << library->second
+           << ", kLibrary" << library->second << ", {";
+        for (int i = 0; i < 5; ++i)
+          ls << (i ? ", " : "")
+             << (operands[i] < 0 ? std::string("0") : bufferExpr(l.getBuffers()[operands[i]], io));
+        ls << "}, " << l.getStream() << ", ran));\n    if (!ran) {\n";
+      }
       for (auto g : stages.getAsRange<GpuStageAttr>()) {
         ArrayRef<int64_t> grid = g.getGrid(), block = g.getBlock();
-        ls << "  KILN_RUN(c.launch({" << functions.size() << ", {" << grid[0] << ", "
+        ls << (library != libraryIndex.end() ? "    " : "")
+           << "  KILN_RUN(c.launch({" << functions.size() << ", {" << grid[0] << ", "
            << grid[1] << ", " << grid[2] << "}, {" << block[0] << ", " << block[1] << ", "
            << block[2] << "}, " << l.getStream() << "}, {" << launchArguments(l, io)
            << "}));\n";
         functions.push_back(g.getFunction().str());
       }
+      if (library != libraryIndex.end())
+        ls << "    }\n  }\n";
     }
   }
   ls.flush();
@@ -224,17 +252,19 @@ bool CudaTarget::writeRun(llvm::raw_ostream &os, const EmitContext &ctx,
 
 } // namespace
 
+void buildCudaLibraryCallsPipeline(OpPassManager &pm, const TargetOptions &options) {
+  if (options.contractions == "kiln")
+    return;
+  SelectLibraryCallsOptions select;
+  select.engine = "cuda";
+  pm.addPass(createSelectLibraryCalls(select));
+}
+
 std::string cudaDeviceModel(const TargetOptions &options) {
   return options.deviceModel.empty() ? "h200" : options.deviceModel;
 }
 
 std::unique_ptr<Target> createCudaTarget(const TargetOptions &options, std::string &error) {
-  if (options.contractions == "library") {
-    error = "--contractions=library: the " + std::string("cuda") +
-            " target has no contraction library yet (cuBLASLt and cuDNN are planned); "
-            "use auto or kiln";
-    return nullptr;
-  }
   if (!requireGpuArch(options.gpuArch, error))
     return nullptr;
   return std::make_unique<CudaTarget>(options);

@@ -5,6 +5,8 @@
 //===----------------------------------------------------------------------===//
 #include "codegen/emit/GeneratedCode.h"
 
+#include "llvm/Support/FormatVariadic.h"
+
 #include <algorithm>
 
 using namespace mlir;
@@ -46,6 +48,44 @@ std::string launchArguments(LaunchOp launch, IoExpr io) {
   if (Value scratch = launch.getScratch())
     args += (args.empty() ? "" : ", ") + bufferExpr(scratch, io);
   return args;
+}
+
+llvm::DenseMap<mlir::Operation *, int64_t> writeLibraryCalls(llvm::raw_ostream &os,
+                                                             PlanOp plan) {
+  llvm::DenseMap<mlir::Operation *, int64_t> index;
+  int64_t zeroFloats = 0;
+  for (mlir::Operation &op : plan.getBody().front()) {
+    auto l = llvm::dyn_cast<LaunchOp>(op);
+    if (!l || !l.getLibraryAttr())
+      continue;
+    LibraryCallAttr call = l.getLibraryAttr();
+    int64_t i = static_cast<int64_t>(index.size());
+    index[&op] = i;
+    llvm::ArrayRef<int64_t> operands = call.getOperands();
+    bool conv = call.getKind().getValue() == "conv";
+    if (conv && operands[2] < 0)
+      zeroFloats = std::max(zeroFloats, call.getShape()[4]);
+    bool constantWeights = l.getBuffers()[operands[1]].getDefiningOp<WeightOp>() != nullptr;
+    llvm::StringRef act = call.getActivation().getValue();
+    os << "const int64_t kLibraryShape" << i << "[] = {";
+    llvm::interleaveComma(call.getShape(), os);
+    os << "};\nconst kiln::rt::LibraryCall kLibrary" << i << " = {kiln::rt::LibraryCall::"
+       << (conv ? "Conv" : "MatMul") << ", kLibraryShape" << i << ", kiln::rt::LibraryCall::"
+       << (act == "relu"        ? "Relu"
+           : act == "clip"      ? "Clip"
+           : act == "gelu_erf"  ? "GeluErf"
+           : act == "gelu_tanh" ? "GeluTanh"
+                                : "None")
+       << ", "
+       << llvm::formatv("{0:e8}f, {1:e8}f, {2:e8}f", call.getAlpha().getValueAsDouble(),
+                        call.getBeta().getValueAsDouble(), call.getScale().getValueAsDouble())
+       << ", " << (operands[2] >= 0 ? "true" : "false") << ", "
+       << (operands[3] >= 0 ? "true" : "false") << ", "
+       << (constantWeights ? "true" : "false") << "};\n";
+  }
+  os << "constexpr int kNumLibraryCalls = " << index.size() << ";\n"
+     << "constexpr uint64_t kLibraryZeroFloats = " << zeroFloats << ";\n";
+  return index;
 }
 
 int64_t copyBytes(CopyOp c) {

@@ -30,6 +30,13 @@ std::string bufferExpr(mlir::Value buffer, IoExpr io);
 /// The comma-separated expressions of `launch`'s buffers, its scratch last.
 std::string launchArguments(LaunchOp launch, IoExpr io);
 
+/// The plan's library calls (#kiln.library_call), numbered in plan order: writes
+/// each one's `kiln::rt::LibraryCall kLibraryN` (kiln/runtime/LibraryCall.h),
+/// kNumLibraryCalls, and kLibraryZeroFloats (the most output channels of a
+/// convolution without bias: its zero bias on cuDNN); returns the numbering.
+llvm::DenseMap<mlir::Operation *, int64_t> writeLibraryCalls(llvm::raw_ostream &os,
+                                                             PlanOp plan);
+
 /// Bytes a kiln.copy moves.
 int64_t copyBytes(CopyOp copy);
 

@@ -11,7 +11,6 @@
 #include "passes/plan/PlanAnalysis.h"
 
 #include "llvm/Support/FileSystem.h"
-#include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
 #include <thread>
@@ -20,7 +19,7 @@ using namespace mlir;
 
 namespace kiln {
 
-bool writeHostRun(llvm::raw_ostream &os, const EmitContext &ctx,
+bool writeHostRun(llvm::raw_ostream &os, const EmitContext &ctx, llvm::StringRef library,
                   HostLaunchWriter writeLaunch, std::string &error) {
   Block &plan = ctx.plan.getBody().front();
   int64_t numStreams = 1, numEvents = 0;
@@ -29,35 +28,7 @@ bool writeHostRun(llvm::raw_ostream &os, const EmitContext &ctx,
     if (auto r = dyn_cast<RecordOp>(op))
       numEvents = std::max<int64_t>(numEvents, r.getEvent() + 1);
   }
-  // Library calls (#kiln.library_call), numbered in plan order: their constants.
-  llvm::DenseMap<Operation *, int64_t> libraryIndex;
-  for (Operation &op : plan) {
-    auto l = dyn_cast<LaunchOp>(op);
-    if (!l || !l.getLibraryAttr())
-      continue;
-    LibraryCallAttr call = l.getLibraryAttr();
-    int64_t i = static_cast<int64_t>(libraryIndex.size());
-    libraryIndex[&op] = i;
-    ArrayRef<int64_t> operands = call.getOperands();
-    bool constantWeights = l.getBuffers()[operands[1]].getDefiningOp<WeightOp>() != nullptr;
-    StringRef act = call.getActivation().getValue();
-    os << "const int64_t kLibraryShape" << i << "[] = {";
-    llvm::interleaveComma(call.getShape(), os);
-    os << "};\nconst kiln::rt::LibraryCall kLibrary" << i << " = {kiln::rt::LibraryCall::"
-       << (call.getKind().getValue() == "conv" ? "Conv" : "MatMul") << ", kLibraryShape" << i
-       << ", kiln::rt::LibraryCall::"
-       << (act == "relu"       ? "Relu"
-           : act == "clip"     ? "Clip"
-           : act == "gelu_erf" ? "GeluErf"
-           : act == "gelu_tanh" ? "GeluTanh"
-                               : "None")
-       << ", "
-       << llvm::formatv("{0:e8}f, {1:e8}f, {2:e8}f", call.getAlpha().getValueAsDouble(),
-                        call.getBeta().getValueAsDouble(), call.getScale().getValueAsDouble())
-       << ", " << (operands[2] >= 0 ? "true" : "false") << ", "
-       << (operands[3] >= 0 ? "true" : "false") << ", "
-       << (constantWeights ? "true" : "false") << "};\n";
-  }
+  llvm::DenseMap<Operation *, int64_t> libraryIndex = writeLibraryCalls(os, ctx.plan);
   os << "constexpr int kNumStreams = " << numStreams << ";\n"
      << "constexpr int kNumEvents = " << numEvents << ";\n"
      << "} // namespace\n\n"
@@ -67,7 +38,7 @@ bool writeHostRun(llvm::raw_ostream &os, const EmitContext &ctx,
      << "struct kiln_context : kiln::rt::ContextBase {\n  kiln::rt::AlignedBuffer arena;\n"
      << "  kiln::rt::HostStreams streams{kNumStreams, kNumEvents};\n"
      << (libraryIndex.empty() ? ""
-                              : "  kiln::rt::HostLibrary library{" +
+                              : "  kiln::rt::" + library.str() + " library{" +
                                     std::to_string(libraryIndex.size()) + "};\n")
      << "};\n\n"
      << "#define KILN_RUN(x)                                                   \\\n"
@@ -228,7 +199,7 @@ public:
   bool writeRun(llvm::raw_ostream &os, const EmitContext &ctx,
                 std::string &error) const override {
     return writeHostRun(
-        os, ctx,
+        os, ctx, "HostLibrary",
         [](llvm::raw_ostream &os, LaunchOp l, IoExpr io, std::string &) {
           os << "  " << l.getKernel() << "(" << launchArguments(l, io) << ");\n";
           return true;

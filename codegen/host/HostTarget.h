@@ -26,8 +26,10 @@ using HostLaunchWriter =
 /// stream, events as real synchronization). Each stream is a function of its
 /// launches (through `writeLaunch`), copies (memcpy), records and waits in plan
 /// order; kiln_model_run checks the arguments and runs them all at once;
-/// kiln_model_run_device is the same call.
-bool writeHostRun(llvm::raw_ostream &os, const EmitContext &ctx,
+/// kiln_model_run_device is the same call. Library calls run on `library`, a
+/// runtime class with HostLibrary's interface (HostLibrary: oneDNN; SimCudaLibrary:
+/// cuda-sim's mock cuBLASLt and cuDNN), the launch their fallback.
+bool writeHostRun(llvm::raw_ostream &os, const EmitContext &ctx, llvm::StringRef library,
                   HostLaunchWriter writeLaunch, std::string &error);
 
 /// The object writer of the host-code targets: compiles the module's LLVM-dialect

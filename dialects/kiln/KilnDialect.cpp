@@ -248,8 +248,6 @@ LogicalResult LaunchOp::verify() {
     return emitOpError() << "reads " << getNumInputs() << " buffers but has "
                          << getBuffers().size();
   if (LibraryCallAttr library = getLibraryAttr()) {
-    if (getGpuStages())
-      return emitOpError() << "is a library call and has gpu stages";
     int64_t numBuffers = static_cast<int64_t>(getBuffers().size());
     ArrayRef<int64_t> operands = library.getOperands();
     for (auto [i, index] : llvm::enumerate(operands)) {

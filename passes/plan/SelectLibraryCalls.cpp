@@ -621,9 +621,38 @@ LibraryCallAttr matchKernel(func::FuncOp kernel) {
                               b.getF64FloatAttr(ep.beta), b.getF64FloatAttr(ep.scale));
 }
 
+/// True when `engine`'s library can run `call` (its fused forms differ).
+bool engineRuns(StringRef engine, LibraryCallAttr call) {
+  if (engine == "onednn")
+    return true;
+  // cuda: cuBLASLt's epilogues (RELU, GELU: the tanh form) and cuDNN's
+  // convolution-bias-activation (Relu or none; one padding for both sides).
+  StringRef act = call.getActivation().getValue();
+  if (call.getKind().getValue() == "matmul")
+    return act == "none" || act == "relu" || act == "gelu_tanh";
+  ArrayRef<int64_t> s = call.getShape();
+  if (act != "none" && act != "relu")
+    return false;
+  for (int i = 0; i < 2; ++i) {
+    int64_t in = s[2 + i], taps = s[5 + i], out = s[7 + i], stride = s[10 + i],
+            dilation = s[12 + i], before = s[14 + i], after = s[16 + i];
+    int64_t extent = (taps - 1) * dilation + 1;
+    if (after > before || (in + 2 * before - extent) / stride + 1 != out)
+      return false;
+  }
+  return true;
+}
+
 struct SelectLibraryCallsPass
     : kiln::impl::SelectLibraryCallsBase<SelectLibraryCallsPass> {
+  using SelectLibraryCallsBase::SelectLibraryCallsBase;
+
   void runOnOperation() override {
+    if (engine != "onednn" && engine != "cuda") {
+      getOperation().emitError() << "kiln-select-library-calls: unknown engine '" << engine
+                                 << "' (onednn or cuda)";
+      return signalPassFailure();
+    }
     ModuleOp module = getOperation();
     llvm::DenseMap<StringAttr, LibraryCallAttr> matched;
     module.walk([&](LaunchOp launch) {
@@ -633,7 +662,10 @@ struct SelectLibraryCallsPass
       auto it = matched.find(name);
       if (it == matched.end()) {
         auto kernel = module.lookupSymbol<func::FuncOp>(name);
-        it = matched.insert({name, kernel ? matchKernel(kernel) : nullptr}).first;
+        LibraryCallAttr call = kernel ? matchKernel(kernel) : nullptr;
+        if (call && !engineRuns(engine, call))
+          call = nullptr;
+        it = matched.insert({name, call}).first;
       }
       if (it->second)
         launch.setLibraryAttr(it->second);

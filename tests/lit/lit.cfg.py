@@ -21,5 +21,6 @@ config.substitutions.append(
      + config.python_executable))
 config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
 # The mock CUDA driver (tests/unit/MockCudaDriver.cpp) for cuda end-to-end runs.
+config.substitutions.append(("%mockcudalibs", os.path.join(config.kiln_lib_dir, "mock-cuda")))
 config.substitutions.append(("%mockcuda", os.path.join(config.kiln_lib_dir,
                                                        "libkiln_mock_cuda.so")))

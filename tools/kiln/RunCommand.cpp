@@ -8,6 +8,7 @@
 #include "tools/kiln/RunCommand.h"
 #include "compiler/import/TensorFiles.h"
 
+#include "kiln/runtime/CudaLibraries.h"
 #include "kiln/runtime/HostLibrary.h"
 #include "kiln/runtime/Npy.h"
 #include "kiln/runtime/model_abi.h"
@@ -357,18 +358,48 @@ int runModel(const RunOptions &options) {
   return 0;
 }
 
-/// The number of library calls in an artifact's plan (its model.cpp's HostLibrary),
-/// 0 when it has none or no model.cpp.
-int64_t libraryCallsOf(const std::string &dir) {
+/// An artifact's library calls (its model.cpp's kNumLibraryCalls; 0 when it has
+/// none or no model.cpp) and where they run: "host" (oneDNN), "cuda" or "cuda-sim"
+/// (cuBLASLt and cuDNN).
+std::pair<int64_t, std::string> libraryCallsOf(const std::string &dir) {
   std::ifstream in(dir + "/model.cpp");
-  std::string line;
-  const std::string key = "kiln::rt::HostLibrary library{";
+  std::string line, engine = "host";
+  int64_t calls = 0;
+  const std::string key = "constexpr int kNumLibraryCalls = ";
   while (std::getline(in, line)) {
-    size_t at = line.find(key);
-    if (at != std::string::npos)
-      return std::atoll(line.c_str() + at + key.size());
+    if (line.find("kiln/runtime/CudaRuntime.h") != std::string::npos)
+      engine = "cuda";
+    else if (line.find("kiln/runtime/SimRuntime.h") != std::string::npos)
+      engine = "cuda-sim";
+    else if (line.rfind(key, 0) == 0)
+      calls = std::atoll(line.c_str() + key.size());
   }
-  return 0;
+  return {calls, engine};
+}
+
+/// One line on where an artifact's library calls run (the model's runtime loads
+/// its libraries as this process would: same environment).
+void printLibraryCalls(const std::string &dir) {
+  auto [calls, engine] = libraryCallsOf(dir);
+  if (!calls)
+    return;
+  long long n = static_cast<long long>(calls);
+  if (engine == "host") {
+    std::string why;
+    if (kiln::rt::hostLibraryAvailable(&why))
+      std::printf("library calls: %lld, on oneDNN\n", n);
+    else
+      std::printf("library calls: %lld, on Kiln's kernels (%s)\n", n, why.c_str());
+    return;
+  }
+  // cuda pairs the mock driver with the mock libraries; cuda-sim always the mocks.
+  bool mock = engine == "cuda-sim";
+  if (engine == "cuda") {
+    std::string error;
+    const kiln::rt::CudaDriver *driver = kiln::rt::loadCudaDriver(error);
+    mock = driver && driver->mock;
+  }
+  std::printf("library calls: %lld, %s\n", n, kiln::rt::cudaLibrariesStatus(mock).c_str());
 }
 
 int benchModel(const BenchOptions &options) {
@@ -376,16 +407,7 @@ int benchModel(const BenchOptions &options) {
   std::string err;
   if (!lib.open(options.artifactDir, err))
     return fail(err);
-  // Where the host's library calls run: the model's runtime loads oneDNN as this
-  // process would (same environment).
-  if (int64_t calls = libraryCallsOf(options.artifactDir)) {
-    std::string why;
-    if (kiln::rt::hostLibraryAvailable(&why))
-      std::printf("library calls: %lld, on oneDNN\n", static_cast<long long>(calls));
-    else
-      std::printf("library calls: %lld, on Kiln's kernels (%s)\n", static_cast<long long>(calls),
-                  why.c_str());
-  }
+  printLibraryCalls(options.artifactDir);
   if (options.threads < 1)
     return fail("--threads must be at least 1");
   int32_t numInputs = lib.numInputs(lib.model), numOutputs = lib.numOutputs(lib.model);
