@@ -17,11 +17,11 @@
 // D = epilogue(alpha op(A) op(B) + beta C + bias) in double; GELU is the tanh form.
 //
 //===----------------------------------------------------------------------===//
+#include "MockTrace.h"
 #include "kiln/runtime/CudaLibraries.h"
 
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -31,15 +31,6 @@ namespace {
 
 constexpr uint64_t kMagic = 0x4b494c4e4c54; // "KILNLT"
 constexpr size_t kAlgoWorkspace = 1 << 20;
-
-/// Appends `line` to $KILN_MOCK_CUDA_TRACE (the mock driver's trace), if set.
-void trace(const std::string &line) {
-  if (const char *path = std::getenv("KILN_MOCK_CUDA_TRACE"))
-    if (FILE *f = std::fopen(path, "a")) {
-      std::fprintf(f, "%s\n", line.c_str());
-      std::fclose(f);
-    }
-}
 
 int invalid(const std::string &why, int status = CUBLAS_STATUS_INVALID_VALUE) {
   std::fprintf(stderr, "mock cuBLASLt: %s\n", why.c_str());
@@ -296,7 +287,7 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t h, cublasLtMatmulDesc_t d, const 
                    std::to_string(algo->data[1]));
   if (hasBias(d->epilogue) && !d->bias)
     return invalid("a BIAS epilogue without BIAS_POINTER");
-  trace("cublasLtMatmul m=" + std::to_string(dd->rows) + " n=" + std::to_string(dd->cols) +
+  mockTrace("cublasLtMatmul m=" + std::to_string(dd->rows) + " n=" + std::to_string(dd->cols) +
         " k=" + std::to_string(d->transA == CUBLAS_OP_N ? a->cols : a->rows) + " batch=" +
         std::to_string(dd->batch) + " epilogue=" + std::to_string(d->epilogue) +
         " workspace=" + std::to_string(workspaceSize));

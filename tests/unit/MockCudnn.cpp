@@ -16,10 +16,10 @@
 // written (they may alias).
 //
 //===----------------------------------------------------------------------===//
+#include "MockTrace.h"
 #include "kiln/runtime/CudaLibraries.h"
 
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -28,15 +28,6 @@ using namespace kiln::rt::culib;
 namespace {
 
 constexpr uint64_t kMagic = 0x4b494c4e444e4e; // "KILNDNN"
-
-/// Appends `line` to $KILN_MOCK_CUDA_TRACE (the mock driver's trace), if set.
-void trace(const std::string &line) {
-  if (const char *path = std::getenv("KILN_MOCK_CUDA_TRACE"))
-    if (FILE *f = std::fopen(path, "a")) {
-      std::fprintf(f, "%s\n", line.c_str());
-      std::fclose(f);
-    }
-}
 
 int bad(const std::string &why, int status = CUDNN_STATUS_BAD_PARAM) {
   std::fprintf(stderr, "mock cuDNN: %s\n", why.c_str());
@@ -311,7 +302,7 @@ cudnnStatus_t cudnnConvolutionBiasActivationForward(
   if (workspaceSize < need || (need && !workspace))
     return bad("workspace of " + std::to_string(workspaceSize) + " bytes, algorithm " +
                std::to_string(algo) + " needs " + std::to_string(need));
-  trace("cudnnConvolutionBiasActivationForward x=" + std::to_string(xd->n) + "x" +
+  mockTrace("cudnnConvolutionBiasActivationForward x=" + std::to_string(xd->n) + "x" +
         std::to_string(xd->c) + "x" + std::to_string(xd->h) + "x" + std::to_string(xd->w) +
         " k=" + std::to_string(wd->k) + " groups=" + std::to_string(conv->groups) + " algo=" +
         std::to_string(algo) + " activation=" + std::to_string(act->mode) +
