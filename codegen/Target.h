@@ -31,6 +31,9 @@ struct TargetOptions {
   std::string gpuArch = "sm_80";
   /// cuda: capture a whole run as a CUDA graph and replay it on later runs.
   bool cudaGraph = false;
+  /// cuda: f32 library calls may compute in TF32 on tensor cores (cuBLASLt
+  /// COMPUTE_32F_FAST_TF32, cuDNN's default math); otherwise f32 stays f32.
+  bool allowTf32 = false;
   /// Who runs the contractions (convolutions, matrix products): "auto" (the
   /// target's library where it can express the kernel, host: oneDNN), "kiln"
   /// (Kiln's own kernels) or "library" (as auto; an error on a target without one).

@@ -50,6 +50,7 @@ kiln::rt::Status createContext(kiln_context *c) {
   config.numLibraryCalls = kNumLibraryCalls;
   config.workspaceBytes = kLibraryWorkspaceBytes;
   config.zeroFloats = kLibraryZeroFloats;
+  config.allowTf32 = kAllowTf32;
   return c->cuda.init(c->model->cuda, config);
 }
 
@@ -166,7 +167,8 @@ bool CudaTarget::writeRun(llvm::raw_ostream &os, const EmitContext &ctx,
   int archNumber = 0;
   StringRef(options.gpuArch).drop_front(3).getAsInteger(10, archNumber);
   uint64_t workspace = libraryIndex.empty() ? 0 : archNumber >= 90 ? 32 << 20 : 4 << 20;
-  os << "constexpr uint64_t kLibraryWorkspaceBytes = " << workspace << ";\n";
+  os << "constexpr uint64_t kLibraryWorkspaceBytes = " << workspace << ";\n"
+     << "constexpr bool kAllowTf32 = " << (options.allowTf32 ? "true" : "false") << ";\n";
   std::string launches;
   llvm::raw_string_ostream ls(launches);
   auto io = [](const char *kind, int64_t i) {

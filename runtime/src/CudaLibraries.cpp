@@ -233,7 +233,8 @@ struct CudaLibraryCalls::Slot {
   }
 };
 
-CudaLibraryCalls::CudaLibraryCalls(int numCalls, bool mock) : libs_(loadCudaLibraries(mock)) {
+CudaLibraryCalls::CudaLibraryCalls(int numCalls, bool mock, bool allowTf32)
+    : libs_(loadCudaLibraries(mock)), allowTf32_(allowTf32) {
   for (int i = 0; i < numCalls; ++i) {
     slots_.push_back(std::make_unique<Slot>());
     slots_.back()->libs = &libs_;
@@ -307,7 +308,9 @@ Status CudaLibraryCalls::runMatmul(Slot &slot, const LibraryCall &call, const CU
     if (call.activation != LibraryCall::None && call.activation != LibraryCall::Relu &&
         call.activation != LibraryCall::GeluTanh)
       return Status::ok();
-    KILN_LT(L.cublasLtMatmulDescCreate(&slot.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F),
+    KILN_LT(L.cublasLtMatmulDescCreate(
+                &slot.desc, allowTf32_ ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F,
+                CUDA_R_32F),
             "cublasLtMatmulDescCreate");
     int32_t opA = transB ? CUBLAS_OP_T : CUBLAS_OP_N, opB = transA ? CUBLAS_OP_T : CUBLAS_OP_N;
     uint32_t epilogue = call.activation == LibraryCall::Relu       ? CUBLASLT_EPILOGUE_RELU
@@ -442,8 +445,10 @@ Status CudaLibraryCalls::runConv(Slot &slot, const LibraryCall &call, const CUde
                                                s[13], CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
              "describing the convolution");
     KILN_DNN(D.cudnnSetConvolutionGroupCount(slot.conv, groups), "setting the groups");
-    // f32 stays f32: no TF32 tensor-core math.
-    KILN_DNN(D.cudnnSetConvolutionMathType(slot.conv, CUDNN_FMA_MATH), "setting the math type");
+    // f32 stays f32 (no TF32 tensor-core math) unless --allow-tf32.
+    KILN_DNN(D.cudnnSetConvolutionMathType(slot.conv,
+                                           allowTf32_ ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH),
+             "setting the math type");
     bool relu = call.activation == LibraryCall::Relu;
     KILN_DNN(D.cudnnSetActivationDescriptor(slot.act,
                                             relu ? CUDNN_ACTIVATION_RELU

@@ -177,7 +177,8 @@ Status CudaContext::init(const CudaModel &model, const Config &config) {
                 "uploading zeros");
   }
   if (s && config.numLibraryCalls)
-    libraries_ = std::make_unique<CudaLibraryCalls>(config.numLibraryCalls, d_->mock);
+    libraries_ = std::make_unique<CudaLibraryCalls>(config.numLibraryCalls, d_->mock,
+                                                    config.allowTf32);
   inputs_.assign(config.inputBytes.size(), 0);
   outputs_.assign(config.outputBytes.size(), 0);
   for (size_t i = 0; s && i < inputs_.size(); ++i)

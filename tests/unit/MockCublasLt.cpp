@@ -290,7 +290,7 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t h, cublasLtMatmulDesc_t d, const 
   mockTrace("cublasLtMatmul m=" + std::to_string(dd->rows) + " n=" + std::to_string(dd->cols) +
         " k=" + std::to_string(d->transA == CUBLAS_OP_N ? a->cols : a->rows) + " batch=" +
         std::to_string(dd->batch) + " epilogue=" + std::to_string(d->epilogue) +
-        " workspace=" + std::to_string(workspaceSize));
+        " compute=" + std::to_string(d->compute) + " workspace=" + std::to_string(workspaceSize));
   // A real algorithm uses its workspace: so does this one.
   if (workspaceSize)
     std::memset(workspace, 0xA5, workspaceSize);

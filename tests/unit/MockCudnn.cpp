@@ -305,7 +305,8 @@ cudnnStatus_t cudnnConvolutionBiasActivationForward(
   mockTrace("cudnnConvolutionBiasActivationForward x=" + std::to_string(xd->n) + "x" +
         std::to_string(xd->c) + "x" + std::to_string(xd->h) + "x" + std::to_string(xd->w) +
         " k=" + std::to_string(wd->k) + " groups=" + std::to_string(conv->groups) + " algo=" +
-        std::to_string(algo) + " activation=" + std::to_string(act->mode) +
+        std::to_string(algo) + " math=" + std::to_string(conv->math) +
+        " activation=" + std::to_string(act->mode) +
         " workspace=" + std::to_string(workspaceSize));
   if (workspaceSize)
     std::memset(workspace, 0x5A, workspaceSize);

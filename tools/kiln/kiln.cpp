@@ -152,6 +152,9 @@ int main(int argc, char **argv) {
                          "and as the run-time fallback), kiln (Kiln's own kernels) or "
                          "library (as auto; an error where the target has none)")
       ->check(CLI::IsMember({"auto", "kiln", "library"}));
+  compileCmd->add_flag("--allow-tf32", compileRequest.targetOptions.allowTf32,
+                       "cuda: f32 library calls (cuBLASLt, cuDNN) may round their inputs "
+                       "to TF32 on tensor cores (default: f32 stays f32)");
   compileCmd->add_flag("--cuda-graph", compileRequest.targetOptions.cudaGraph,
                        "cuda: capture a whole run as a CUDA graph, replay it on later runs");
   compileCmd->add_flag("--embed-weights", compileRequest.embedWeights,

@@ -237,8 +237,9 @@ std::string cudaLibrariesStatus(bool mock);
 /// device's, or host pointers for cuda-sim.
 class CudaLibraryCalls {
 public:
-  /// `mock`: use the mock libraries (the mock driver, cuda-sim).
-  CudaLibraryCalls(int numCalls, bool mock);
+  /// `mock`: use the mock libraries (the mock driver, cuda-sim). `allowTf32`: f32
+  /// calls may compute in TF32 (cuBLASLt COMPUTE_32F_FAST_TF32, cuDNN default math).
+  CudaLibraryCalls(int numCalls, bool mock, bool allowTf32 = false);
   ~CudaLibraryCalls();
   CudaLibraryCalls(const CudaLibraryCalls &) = delete;
   CudaLibraryCalls &operator=(const CudaLibraryCalls &) = delete;
@@ -265,6 +266,7 @@ private:
                  uint64_t workspaceBytes, bool &ran);
 
   const CudaLibrarySet &libs_;
+  bool allowTf32_;
   culib::cublasLtHandle_t cublasLt_ = nullptr;
   culib::cudnnHandle_t cudnn_ = nullptr;
   std::vector<std::unique_ptr<Slot>> slots_;

@@ -136,6 +136,8 @@ public:
     int numLibraryCalls = 0;
     uint64_t workspaceBytes = 0;
     uint64_t zeroFloats = 0;
+    /// f32 library calls may compute in TF32 (--allow-tf32).
+    bool allowTf32 = false;
   };
 
   CudaContext();
