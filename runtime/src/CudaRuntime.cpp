@@ -165,10 +165,9 @@ Status CudaContext::init(const CudaModel &model, const Config &config) {
   };
   // Each stream's library workspace after the arena (256-byte aligned slices).
   auto align = [](uint64_t b) { return (b + 255) & ~uint64_t(255); };
-  uint64_t workspaces = config.numLibraryCalls
-                            ? align(config.workspaceBytes) * config.numStreams
-                            : 0;
-  Status s = alloc(arena_, align(config.arenaBytes) + workspaces);
+  workspaceSlice_ = config.numLibraryCalls ? align(config.workspaceBytes) : 0;
+  workspaceOffset_ = align(config.arenaBytes);
+  Status s = alloc(arena_, workspaceOffset_ + workspaceSlice_ * config.numStreams);
   if (s && config.numLibraryCalls && config.zeroFloats) {
     std::vector<float> zeros(config.zeroFloats, 0.0f);
     s = alloc(zeros_, config.zeroFloats * sizeof(float));
@@ -236,9 +235,7 @@ Status CudaContext::library(int index, const LibraryCall &call,
   ran = false;
   if (!libraries_ || buffers.size() != 5)
     return Status::ok();
-  auto align = [](uint64_t b) { return (b + 255) & ~uint64_t(255); };
-  uint64_t slice = align(config_.workspaceBytes);
-  CUdeviceptr workspace = arena_ + align(config_.arenaBytes) + slice * stream;
+  CUdeviceptr workspace = arena_ + workspaceOffset_ + workspaceSlice_ * stream;
   return libraries_->run(index, call, buffers.begin(), zeros_, streams_[stream], workspace,
                          config_.workspaceBytes, ran);
 }

@@ -7,3 +7,18 @@
 // RUN: kiln-opt --kiln-select-library-calls %t2.mlir | FileCheck %s --check-prefix=NONE
 // CHECK: kiln.launch @k0({{.*}}library = #kiln.library_call<"matmul", shape = [1, 2, 2, 3, 0, 0, 0, 0], operands = [0, 1, 2, -1, 3], activation = "relu"
 // NONE-NOT: library_call
+// engine=cuda takes what cuBLASLt and cuDNN fuse: the conv + Relu, not the depthwise
+// conv's Clip nor GELU's erf form; an unknown engine is an error.
+// RUN: %python %S/../e2e/Inputs/make_contractions.py %t3.onnx
+// RUN: kiln compile %t3.onnx --contractions kiln --compile-to plan -o %t3.mlir
+// RUN: kiln-opt --kiln-select-library-calls=engine=cuda %t3.mlir | FileCheck %s --check-prefix=CUDA
+// RUN: not kiln-opt --kiln-select-library-calls=engine=bogus %t3.mlir 2>&1 | FileCheck %s --check-prefix=BAD
+// CUDA: kiln.launch @k0({{.*}}library = #kiln.library_call<"conv"{{.*}}activation = "relu"
+// CUDA: kiln.launch @k1(
+// CUDA-NOT: library
+// CUDA-SAME: num_inputs = 3
+// CUDA: kiln.launch @k5(
+// CUDA-NOT: library
+// CUDA-SAME: num_inputs = 3
+// CUDA: kiln.launch @k8({{.*}}activation = "gelu_tanh"
+// BAD: unknown engine 'bogus' (onednn or cuda)

@@ -227,6 +227,7 @@ private:
   CUgraphExec graphExec_ = nullptr;
   std::vector<CUdeviceptr> graphBindings_;
   std::unique_ptr<CudaLibraryCalls> libraries_;
+  uint64_t workspaceOffset_ = 0, workspaceSlice_ = 0; // stream s's: offset + s * slice
   CUdeviceptr zeros_ = 0;
 };
 
