@@ -63,15 +63,18 @@ std::unique_ptr<llvm::Module> translateLlvmOps(Block &body, Location loc,
 std::unique_ptr<llvm::TargetMachine>
 createTargetMachine(const std::string &triple, const std::string &cpu,
                     const std::string &features, std::optional<llvm::Reloc::Model> reloc,
-                    std::string &error) {
+                    std::string &error, bool fuseMultiplyAdd) {
   std::string lookupError;
   const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, lookupError);
   if (!target) {
     error = "this LLVM has no backend for " + triple + ": " + lookupError;
     return nullptr;
   }
+  llvm::TargetOptions options;
+  if (fuseMultiplyAdd)
+    options.AllowFPOpFusion = llvm::FPOpFusion::Fast;
   std::unique_ptr<llvm::TargetMachine> machine(
-      target->createTargetMachine(triple, cpu, features, llvm::TargetOptions(), reloc,
+      target->createTargetMachine(triple, cpu, features, options, reloc,
                                   std::nullopt, llvm::CodeGenOptLevel::Aggressive));
   if (!machine)
     error = "cannot create a target machine for " + triple + " (" + cpu + ")";
@@ -140,7 +143,11 @@ static void optimizeModule(llvm::Module &module, llvm::TargetMachine &machine,
   llvm::FunctionAnalysisManager fam;
   llvm::CGSCCAnalysisManager cgam;
   llvm::ModuleAnalysisManager mam;
-  llvm::PassBuilder pb(&machine);
+  // As clang's -O3: the superword vectorizer too (off in a default PassBuilder); it
+  // pairs f16 arithmetic into half2 instructions on cuda.
+  llvm::PipelineTuningOptions tuning;
+  tuning.SLPVectorization = true;
+  llvm::PassBuilder pb(&machine, tuning);
   pb.registerModuleAnalyses(mam);
   pb.registerCGSCCAnalyses(cgam);
   pb.registerFunctionAnalyses(fam);

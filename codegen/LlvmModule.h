@@ -50,11 +50,13 @@ struct OptimizeOptions {
 };
 
 /// The target machine for `triple` and `cpu` at -O3; null with `error` when this
-/// LLVM has no backend for it.
+/// LLVM has no backend for it. `fuseMultiplyAdd`: a multiply feeding an add becomes
+/// one fused multiply-add wherever the backend finds one (nvcc's default, --fmad=true;
+/// the cuda kernels), otherwise only where the IR asks (llvm.fmuladd).
 std::unique_ptr<llvm::TargetMachine>
 createTargetMachine(const std::string &triple, const std::string &cpu,
                     const std::string &features, std::optional<llvm::Reloc::Model> reloc,
-                    std::string &error);
+                    std::string &error, bool fuseMultiplyAdd = false);
 
 /// Gives `module` the machine's triple and data layout.
 void setTarget(llvm::Module &module, llvm::TargetMachine &machine);

@@ -109,7 +109,8 @@ bool emitPtx(ModuleOp module, std::string &ptx, std::string &error) {
   LLVMInitializeNVPTXAsmPrinter();
   std::unique_ptr<llvm::TargetMachine> machine =
       createTargetMachine(target.getTriple().str(), target.getChip().str(),
-                          target.getFeatures().str(), std::nullopt, error);
+                          target.getFeatures().str(), std::nullopt, error,
+                          /*fuseMultiplyAdd=*/true);
   if (!machine)
     return false;
   setTarget(*llvmModule, *machine);

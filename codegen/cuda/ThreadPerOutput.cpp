@@ -3,8 +3,9 @@
 // This file implements the thread-per-output strategy of kiln-map-to-gpu, the one
 // that maps any stage: consecutive threads own consecutive output elements
 // (coalesced stores), reduction dims run serially in each thread. Elementwise
-// stages with 32-bit outputs take 4 consecutive outputs per thread, so that loads
-// and stores become 16-byte vector accesses (ld/st.global.v4).
+// stages take consecutive outputs per thread, 16 bytes of them where the shape
+// allows (4 x f32, 8 x f16), so that loads and stores become vector accesses
+// (ld/st.global.v4, half2 pairs for f16).
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/cuda/MappingStrategies.h"
@@ -19,25 +20,33 @@ using namespace mlir;
 namespace kiln {
 
 namespace {
-/// How many consecutive outputs one thread of an elementwise stage computes: 16 bytes'
-/// worth (4 x 32-bit) when every output is 32-bit and stored contiguously along the
-/// innermost loop dim, whose extent 4 divides, so that the thread's loads and stores of
-/// contiguous operands are 16-byte aligned and LLVM's load/store vectorizer turns them
-/// into ld/st.global.v4 (kernel arguments are declared 16-byte aligned in startStage).
+/// How many consecutive outputs one thread of an elementwise stage computes: as many as
+/// fill 16 bytes of its widest output (4 x f32, 8 x f16), else 8 or 4 bytes (half2) when
+/// the innermost loop dim's extent is not divisible, never fewer than 2. Every output
+/// must be stored contiguously along that dim, so that the thread's loads and stores of
+/// contiguous operands are aligned to the vector and LLVM's load/store vectorizer turns
+/// them into ld/st.global.v4/.v2 (kernel arguments are declared 16-byte aligned in
+/// startStage).
 int64_t elementsPerThread(linalg::GenericOp op, const LoopDims &dims) {
-  constexpr int64_t kVector = 4;
-  if (!dims.red.empty() || dims.par.empty() || dims.parSizes.back() % kVector != 0 ||
-      dims.outputs < 32 * kVector)
+  if (!dims.red.empty() || dims.par.empty())
     return 1;
   unsigned inner = dims.par.back();
+  unsigned widest = 0;
   for (OpOperand &out : op.getDpsInitsMutable()) {
     auto type = cast<MemRefType>(out.get().getType());
     AffineMap map = op.getMatchingIndexingMap(&out);
-    if (type.getElementTypeBitWidth() != 32 || map.getNumResults() == 0 ||
+    unsigned bits = type.getElementTypeBitWidth();
+    if (bits < 8 || bits > 32 || map.getNumResults() == 0 ||
         map.getResults().back() != getAffineDimExpr(inner, op.getContext()))
       return 1;
+    widest = std::max(widest, bits);
   }
-  return kVector;
+  for (int64_t bytes : {16, 8, 4}) {
+    int64_t n = bytes * 8 / widest;
+    if (n >= 2 && dims.parSizes.back() % n == 0 && dims.outputs >= 32 * n)
+      return n;
+  }
+  return 1;
 }
 } // namespace
 
