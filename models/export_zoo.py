@@ -204,6 +204,19 @@ class AffineNet(torch.nn.Module):
         return (z @ self.proj) * 0.5                    # MatMul * constant
 
 
+def he_init(net):
+    """He (fan-in) init for every convolution. torchvision's own inits leave a random
+    network's activations nowhere near a trained one's: through GoogLeNet's 57
+    convolutions (N(0, 0.01)) and MobileNetV2's 52 (fan-out) they fade to ~1e-9, leaving
+    an output that is the last layer's bias whatever the input; through Inception v3's
+    (N(0, 0.1)) they grow to ~3e12, past f16's range. He init keeps every layer's
+    signal at the input's scale, so the checks mean something."""
+    for m in net.modules():
+        if isinstance(m, torch.nn.Conv2d):
+            torch.nn.init.kaiming_normal_(m.weight, mode="fan_in", nonlinearity="relu")
+    return net
+
+
 def build(name, batch, reduced=False):
     """The model and an example input. `reduced`: the same architecture, smaller (fewer
     blocks, narrower, lower resolution) so that CI can run every zoo model end to end."""
@@ -221,20 +234,14 @@ def build(name, batch, reduced=False):
         return net, torch.randn(batch, 3, image, image)
     if name == "inception_v3":
         # Inception's stem needs 75x75 at least; it has no width knob.
-        return (torchvision.models.inception_v3(aux_logits=True, init_weights=True),
+        return (he_init(torchvision.models.inception_v3(aux_logits=True, init_weights=True)),
                 torch.randn(batch, 3, 75 if reduced else 299, 75 if reduced else 299))
     if name == "googlenet":
         # Inception v1: four parallel branches per block, a branchy model for streams.
-        # torchvision's own init (N(0, 0.01) weights) fades every activation to ~0
-        # over 57 convolutions, leaving an output that is the last layer's bias
-        # whatever the input: He init keeps the signal, so the check means something.
-        net = torchvision.models.googlenet(aux_logits=False, init_weights=False)
-        for m in net.modules():
-            if isinstance(m, torch.nn.Conv2d):
-                torch.nn.init.kaiming_normal_(m.weight, mode="fan_in", nonlinearity="relu")
-        return net, torch.randn(batch, 3, image, image)
+        return (he_init(torchvision.models.googlenet(aux_logits=False, init_weights=False)),
+                torch.randn(batch, 3, image, image))
     if name == "mobilenet_v2":
-        return (torchvision.models.mobilenet_v2(width_mult=0.25 if reduced else 1.0),
+        return (he_init(torchvision.models.mobilenet_v2(width_mult=0.25 if reduced else 1.0)),
                 torch.randn(batch, 3, image, image))
     if name == "squeezenet1_1":
         return torchvision.models.squeezenet1_1(), torch.randn(batch, 3, image, image)
