@@ -15,6 +15,8 @@
 #include "passes/graph/EvaluateOnnx.h"
 #include "passes/graph/OnnxBuilder.h"
 
+#include "mlir/IR/DialectResourceBlobManager.h"
+
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringSet.h"
 
@@ -94,13 +96,15 @@ public:
       return known;
     OnnxBuilder ob(after(v));
     Value h;
-    if (std::optional<std::vector<double>> values = constantValues(v)) {
+    auto name = [&] { return onnxNodeName(v.getDefiningOp()) + "_f16"; };
+    if (ArrayRef<char> weights = f32Weights(v); !weights.empty()) {
+      h = ob.halvesOf(withElement(v.getType(), f16), weights, name());
+    } else if (std::optional<std::vector<double>> values = constantValues(v)) {
       bool fits = llvm::all_of(*values, [](double d) {
         return !std::isfinite(d) || std::fabs(d) <= 65504.0;
       });
       if (fits)
-        h = ob.floats(withElement(v.getType(), f16), *values,
-                      onnxNodeName(v.getDefiningOp()) + "_f16");
+        h = ob.floats(withElement(v.getType(), f16), *values, name());
     }
     if (!h)
       h = ob.castTo(v, f16);
@@ -157,6 +161,21 @@ private:
     if (Operation *def = v.getDefiningOp())
       return def->getNextNode();
     return &block.front();
+  }
+
+  /// The bytes of an f32 weights constant (a resource blob, as the importer keeps
+  /// them); empty for anything else.
+  static ArrayRef<char> f32Weights(Value v) {
+    auto c = dyn_cast_or_null<onnx::ConstantOp>(v.getDefiningOp());
+    auto resource =
+        c ? dyn_cast_or_null<DenseResourceElementsAttr>(c.getValueAttr()) : nullptr;
+    if (!resource || !resource.getType().getElementType().isF32())
+      return {};
+    AsmResourceBlob *blob = resource.getRawHandle().getBlob();
+    if (!blob || blob->getData().size() !=
+                     static_cast<size_t>(resource.getType().getNumElements()) * sizeof(float))
+      return {};
+    return blob->getData();
   }
 
   std::optional<std::vector<double>> constantValues(Value v) {

@@ -121,8 +121,26 @@ Value OnnxBuilder::floats(RankedTensorType type, ArrayRef<double> values, String
       std::memcpy(at, &bits, bytes);
     }
   }
-  AsmResourceBlob blob = HeapAsmResourceBlob::allocateAndCopyWithAlign(
-      ArrayRef<char>(data), alignof(std::max_align_t));
+  return blobConstant(type, data, name);
+}
+
+Value OnnxBuilder::halvesOf(RankedTensorType type, ArrayRef<char> f32Data, StringRef name) {
+  size_t n = f32Data.size() / sizeof(float);
+  std::vector<char> data(n * sizeof(uint16_t));
+  for (size_t i = 0; i < n; ++i) {
+    float f;
+    std::memcpy(&f, f32Data.data() + i * sizeof f, sizeof f);
+    if (std::isfinite(f) && std::fabs(f) > 65504.0f)
+      return nullptr;
+    uint16_t bits = halfBits(f);
+    std::memcpy(data.data() + i * sizeof bits, &bits, sizeof bits);
+  }
+  return blobConstant(type, data, name);
+}
+
+Value OnnxBuilder::blobConstant(RankedTensorType type, ArrayRef<char> data, StringRef name) {
+  AsmResourceBlob blob =
+      HeapAsmResourceBlob::allocateAndCopyWithAlign(data, alignof(std::max_align_t));
   auto attr = DenseResourceElementsAttr::get(type, onnx::resourceKey(name), std::move(blob));
   auto c = b.create<kiln::onnx::ConstantOp>(loc, TypeRange{type}, ValueRange{});
   c.setValueAttr(attr);

@@ -32,6 +32,12 @@ public:
   /// importer stores weights.
   mlir::Value floats(mlir::RankedTensorType type, llvm::ArrayRef<double> values,
                      llvm::StringRef name);
+  /// The f16 constant of `type` converted from f32 values (`f32Data`: their bytes,
+  /// row-major, little-endian), a resource blob named after `name`, without a detour
+  /// through doubles (weights run to tens of millions of values); null when a value
+  /// is finite but beyond f16's range.
+  mlir::Value halvesOf(mlir::RankedTensorType type, llvm::ArrayRef<char> f32Data,
+                       llvm::StringRef name);
   mlir::Value scalar(mlir::Type elem, double v);
   /// A 1-D i64 constant.
   mlir::Value ints(llvm::ArrayRef<int64_t> values);
@@ -59,6 +65,11 @@ public:
 
   mlir::OpBuilder b;
   mlir::Location loc;
+
+private:
+  /// A constant of `type` holding `data` (its elements' bytes) in a resource blob.
+  mlir::Value blobConstant(mlir::RankedTensorType type, llvm::ArrayRef<char> data,
+                           llvm::StringRef name);
 };
 
 /// The decomposition of RNN, GRU or LSTM into per-time-step ops
