@@ -15,8 +15,6 @@
 #include "passes/graph/EvaluateOnnx.h"
 #include "passes/graph/OnnxBuilder.h"
 
-#include "mlir/IR/DialectResourceBlobManager.h"
-
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringSet.h"
 
@@ -101,7 +99,7 @@ public:
       h = ob.halvesOf(withElement(v.getType(), f16), weights, name());
     } else if (std::optional<std::vector<double>> values = constantValues(v)) {
       bool fits = llvm::all_of(*values, [](double d) {
-        return !std::isfinite(d) || std::fabs(d) <= 65504.0;
+        return !std::isfinite(d) || std::fabs(d) <= kHalfMax;
       });
       if (fits)
         h = ob.floats(withElement(v.getType(), f16), *values, name());
@@ -166,16 +164,10 @@ private:
   /// The bytes of an f32 weights constant (a resource blob, as the importer keeps
   /// them); empty for anything else.
   static ArrayRef<char> f32Weights(Value v) {
-    auto c = dyn_cast_or_null<onnx::ConstantOp>(v.getDefiningOp());
-    auto resource =
-        c ? dyn_cast_or_null<DenseResourceElementsAttr>(c.getValueAttr()) : nullptr;
-    if (!resource || !resource.getType().getElementType().isF32())
+    ElementsAttr attr = constantValueOf(v);
+    if (!attr || !attr.getShapedType().getElementType().isF32())
       return {};
-    AsmResourceBlob *blob = resource.getRawHandle().getBlob();
-    if (!blob || blob->getData().size() !=
-                     static_cast<size_t>(resource.getType().getNumElements()) * sizeof(float))
-      return {};
-    return blob->getData();
+    return resourceBytes(attr);
   }
 
   std::optional<std::vector<double>> constantValues(Value v) {

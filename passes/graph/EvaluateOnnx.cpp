@@ -889,6 +889,18 @@ ElementsAttr constantValueOf(Value v) {
   return constant ? constantAttr(constant) : ElementsAttr();
 }
 
+ArrayRef<char> resourceBytes(ElementsAttr attr) {
+  auto resource = dyn_cast_or_null<DenseResourceElementsAttr>(attr);
+  AsmResourceBlob *blob = resource ? resource.getRawHandle().getBlob() : nullptr;
+  auto type = resource ? dyn_cast<RankedTensorType>(resource.getType()) : nullptr;
+  if (!blob || !type || !type.hasStaticShape() || !type.getElementType().isIntOrFloat() ||
+      type.getElementType().getIntOrFloatBitWidth() % 8 != 0 ||
+      blob->getData().size() != static_cast<size_t>(type.getNumElements()) *
+                                    (type.getElementType().getIntOrFloatBitWidth() / 8))
+    return {};
+  return blob->getData();
+}
+
 std::optional<std::vector<double>> floatValuesOf(Value v) {
   ElementsAttr attr = constantValueOf(v);
   if (!attr)
@@ -899,14 +911,11 @@ std::optional<std::vector<double>> floatValuesOf(Value v) {
     return std::nullopt;
   std::vector<double> out;
   out.reserve(type.getNumElements());
-  if (auto resource = dyn_cast<DenseResourceElementsAttr>(attr)) {
-    AsmResourceBlob *blob = resource.getRawHandle().getBlob();
-    if (!blob)
+  if (isa<DenseResourceElementsAttr>(attr)) {
+    ArrayRef<char> data = resourceBytes(attr);
+    if (data.empty() && type.getNumElements() != 0)
       return std::nullopt;
-    ArrayRef<char> data = blob->getData();
     unsigned bytes = elem.getWidth() / 8;
-    if (data.size() != static_cast<size_t>(type.getNumElements()) * bytes)
-      return std::nullopt;
     for (int64_t i = 0, e = type.getNumElements(); i < e; ++i) {
       const char *p = data.data() + i * bytes;
       if (elem.isF32()) {

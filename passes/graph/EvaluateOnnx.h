@@ -24,6 +24,10 @@ constexpr int64_t kMaxFoldElements = 1 << 16;
 /// and it has a static shape; null otherwise.
 mlir::ElementsAttr constantValueOf(mlir::Value v);
 
+/// The bytes of a dense_resource constant whose blob holds exactly its elements,
+/// row-major (as the importer keeps weights); empty for anything else.
+llvm::ArrayRef<char> resourceBytes(mlir::ElementsAttr attr);
+
 /// The elements of float constant `v` (any size; f16, bf16, f32 or f64), row-major;
 /// nullopt when `v` is not such a constant.
 std::optional<std::vector<double>> floatValuesOf(mlir::Value v);

@@ -130,7 +130,7 @@ Value OnnxBuilder::halvesOf(RankedTensorType type, ArrayRef<char> f32Data, Strin
   for (size_t i = 0; i < n; ++i) {
     float f;
     std::memcpy(&f, f32Data.data() + i * sizeof f, sizeof f);
-    if (std::isfinite(f) && std::fabs(f) > 65504.0f)
+    if (std::isfinite(f) && std::fabs(f) > kHalfMax)
       return nullptr;
     uint16_t bits = halfBits(f);
     std::memcpy(data.data() + i * sizeof bits, &bits, sizeof bits);

@@ -18,6 +18,9 @@ int64_t rankOf(mlir::Value v);
 bool absent(mlir::Value v);
 
 /// Creates onnx ops before a given op, typed by their shape functions.
+/// The largest finite f16 value.
+constexpr double kHalfMax = 65504.0;
+
 class OnnxBuilder {
 public:
   explicit OnnxBuilder(mlir::Operation *at);

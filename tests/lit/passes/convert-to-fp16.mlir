@@ -106,3 +106,42 @@ func.func @rounding(%x: tensor<2x4xf32>) -> (tensor<2x32xf32>, tensor<2x32xf32>,
   %m3 = "onnx.MatMul"(%x, %t3) : (tensor<2x4xf32>, tensor<4x32xf32>) -> tensor<2x32xf32>
   return %m1, %m2, %m3 : tensor<2x32xf32>, tensor<2x32xf32>, tensor<2x32xf32>
 }
+
+// -----
+
+// An f32 weights blob (as the importer writes them) converts straight to an f16
+// blob: 1.0 (3F800000) -> 3C00, 2^-24 (33800000) -> 0001.
+// CHECK-LABEL: func.func @f32_blob
+// CHECK: "onnx.Constant"() <{value = dense_resource<Wb_f16> : tensor<2xf16>}>
+// CHECK: Wb_f16: "0x10000000003C0100"
+func.func @f32_blob(%x: tensor<2xf32>) -> tensor<2xf32> {
+  %w = "onnx.Constant"() {value = dense_resource<Wb> : tensor<2xf32>} : () -> tensor<2xf32> loc("Wb")
+  %m = "onnx.Mul"(%x, %w) : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+  return %m : tensor<2xf32>
+}
+{-#
+  dialect_resources: {
+    builtin: {
+      Wb: "0x040000000000803F00008033"
+    }
+  }
+#-}
+
+// -----
+
+// An f32 blob with a value past f16's range (1e5) keeps f32 and is cast where read.
+// CHECK-LABEL: func.func @f32_blob_range
+// CHECK: %[[W:.*]] = "onnx.Constant"() <{value = dense_resource<Wr> : tensor<2xf32>}>
+// CHECK: "onnx.Cast"(%[[W]]) <{to = 10 : i64}>
+func.func @f32_blob_range(%x: tensor<2xf32>) -> tensor<2xf32> {
+  %w = "onnx.Constant"() {value = dense_resource<Wr> : tensor<2xf32>} : () -> tensor<2xf32> loc("Wr")
+  %m = "onnx.Mul"(%x, %w) : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+  return %m : tensor<2xf32>
+}
+{-#
+  dialect_resources: {
+    builtin: {
+      Wr: "0x040000000000803F0050C347"
+    }
+  }
+#-}
