@@ -17,6 +17,7 @@
 
 #include "llvm/Analysis/LoopInfo.h"
 #include "llvm/Analysis/TargetTransformInfo.h"
+#include "llvm/Analysis/VectorUtils.h"
 #include "llvm/IR/Instructions.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/Transforms/Utils/LoopUtils.h"
@@ -112,7 +113,16 @@ struct ForceHalfLoopVectorization : llvm::PassInfoMixin<ForceHalfLoopVectorizati
                   inst.getType()->getScalarType()->isHalfTy());
         });
       });
-      if (!converts)
+      // A call the vectorizer cannot widen (libm's erff, say) keeps the loop
+      // scalar whatever the metadata says, and a forced loop it cannot vectorize
+      // is a warning to the user: leave those loops alone.
+      bool opaqueCall = llvm::any_of(loop->blocks(), [](llvm::BasicBlock *block) {
+        return llvm::any_of(*block, [](llvm::Instruction &inst) {
+          auto *call = llvm::dyn_cast<llvm::CallInst>(&inst);
+          return call && !llvm::isTriviallyVectorizable(call->getIntrinsicID());
+        });
+      });
+      if (!converts || opaqueCall)
         continue;
       llvm::Metadata *enable[] = {
           llvm::MDString::get(ctx, "llvm.loop.vectorize.enable"),
@@ -129,16 +139,35 @@ struct ForceHalfLoopVectorization : llvm::PassInfoMixin<ForceHalfLoopVectorizati
 };
 } // namespace
 
+namespace {
+/// An LLVM command-line flag given for one compile and taken back after, for the
+/// passes that have no other knob. It leaves a flag the process was given alone.
+class ScopedFlag {
+public:
+  ScopedFlag(llvm::StringRef name, llvm::StringRef value) {
+    llvm::cl::Option *o = llvm::cl::getRegisteredOptions().lookup(name);
+    if (o && !o->getNumOccurrences() && !o->addOccurrence(0, o->ArgStr, value))
+      option = o;
+  }
+  ~ScopedFlag() {
+    if (option)
+      option->reset();
+  }
+  ScopedFlag(const ScopedFlag &) = delete;
+  ScopedFlag &operator=(const ScopedFlag &) = delete;
+
+private:
+  llvm::cl::Option *option = nullptr;
+};
+} // namespace
+
 /// LLVM's standard -O3 module pipeline, tuned for `machine`.
 static void optimizeModule(llvm::Module &module, llvm::TargetMachine &machine,
                            const OptimizeOptions &options) {
-  // LLVM's full unroller has no tuning option, only its command-line flag, which it
-  // reads only when given: give it for this run, take it back after.
-  llvm::cl::Option *fullUnroll =
-      llvm::cl::getRegisteredOptions().lookup("unroll-full-max-count");
-  bool capped = fullUnroll && options.fullUnrollMaxCount && !fullUnroll->getNumOccurrences() &&
-                !fullUnroll->addOccurrence(0, fullUnroll->ArgStr,
-                                           std::to_string(*options.fullUnrollMaxCount));
+  // LLVM's full unroller has no tuning option, only its command-line flag.
+  std::optional<ScopedFlag> fullUnroll;
+  if (options.fullUnrollMaxCount)
+    fullUnroll.emplace("unroll-full-max-count", std::to_string(*options.fullUnrollMaxCount));
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
   llvm::CGSCCAnalysisManager cgam;
@@ -174,14 +203,16 @@ static void optimizeModule(llvm::Module &module, llvm::TargetMachine &machine,
     mpm.addPass(llvm::createModuleToFunctionPassAdaptor(llvm::ThreadSanitizerPass()));
   }
   mpm.run(module, mam);
-  if (capped)
-    fullUnroll->reset();
 }
 
 bool compileModule(llvm::Module &module, llvm::TargetMachine &machine,
                    const OptimizeOptions &options, llvm::CodeGenFileType type,
                    llvm::raw_pwrite_stream &out, std::string &error) {
   optimizeModule(module, machine, options);
+  // The code generator's pipeline reads loop strength reduction's switch as a flag.
+  std::optional<ScopedFlag> noStrengthReduce;
+  if (!options.strengthReduce)
+    noStrengthReduce.emplace("disable-lsr", "true");
   llvm::legacy::PassManager codegen;
   if (machine.addPassesToEmitFile(codegen, out, nullptr, type)) {
     error = "the " + machine.getTargetTriple().str() + " backend cannot emit " +

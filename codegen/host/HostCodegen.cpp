@@ -92,6 +92,7 @@ bool emitHostObject(ModuleOp module, const std::string &path,
   }
   OptimizeOptions optimize;
   optimize.fullUnrollMaxCount = 4;
+  optimize.strengthReduce = false;
   optimize.vectorizeHalfLoops = machine->getTargetTriple().isX86() &&
                                 machine->getMCSubtargetInfo()->checkFeatures("+f16c");
 #ifdef KILN_SANITIZE_THREAD
