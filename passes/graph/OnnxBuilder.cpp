@@ -98,6 +98,13 @@ Value OnnxBuilder::floats(RankedTensorType type, ArrayRef<double> values, String
     v.convert(elem.getFloatSemantics(), APFloat::rmNearestTiesToEven, &loses);
     return v;
   };
+  // One value throughout (a folded zero bias, say): a splat, which later phases read
+  // as the scalar it is.
+  bool splat = llvm::all_of(values, [&](double d) {
+    return std::memcmp(&d, &values.front(), sizeof d) == 0;
+  });
+  if (splat && !values.empty())
+    return constant(DenseElementsAttr::get(type, convert(values.front())));
   if (values.size() <= 64) {
     SmallVector<APFloat> converted = llvm::map_to_vector(values, convert);
     return constant(DenseElementsAttr::get(type, converted));
@@ -134,6 +141,14 @@ Value OnnxBuilder::halvesOf(RankedTensorType type, ArrayRef<char> f32Data, Strin
       return nullptr;
     uint16_t bits = halfBits(f);
     std::memcpy(data.data() + i * sizeof bits, &bits, sizeof bits);
+  }
+  if (n > 0 && llvm::all_of(llvm::seq<size_t>(1, n), [&](size_t i) {
+        return std::memcmp(data.data() + i * 2, data.data(), 2) == 0;
+      })) {
+    uint16_t bits;
+    std::memcpy(&bits, data.data(), 2);
+    return constant(DenseElementsAttr::get(
+        type, APFloat(APFloat::IEEEhalf(), APInt(16, bits))));
   }
   return blobConstant(type, data, name);
 }

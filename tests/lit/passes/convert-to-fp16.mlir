@@ -76,36 +76,48 @@ func.func @mixed(%x: tensor<4xf16>) -> tensor<4xf32> {
 
 // -----
 
-// A weights-sized constant becomes an f16 blob named after its node, the name
-// made a bare key ("onnx::W" -> "onnx__W_f16").
+// A weights blob becomes an f16 blob named after its node, the name made a bare
+// key ("onnx::W" -> "onnx__W_f16"); a weights-sized constant of one value (a
+// folded zero bias, say) becomes an f16 splat, not a blob.
 // CHECK-LABEL: func.func @blob
-// CHECK: "onnx.Constant"() <{value = dense_resource<onnx__W_f16> : tensor<4x32xf16>}>
+// CHECK-DAG: "onnx.Constant"() <{value = dense_resource<onnx__W_f16> : tensor<2xf16>}>
+// CHECK-DAG: "onnx.Constant"() <{value = dense<5.000000e-01> : tensor<4x32xf16>}>
 // ROUND-LABEL: func.func @blob
-// ROUND: dense_resource<onnx__W_f16> : tensor<4x32xf16>
-func.func @blob(%x: tensor<2x4xf32>) -> tensor<2x32xf32> {
-  %w = "onnx.Constant"() {value = dense<0.5> : tensor<4x32xf32>} : () -> tensor<4x32xf32> loc("onnx::W")
-  %m = "onnx.MatMul"(%x, %w) : (tensor<2x4xf32>, tensor<4x32xf32>) -> tensor<2x32xf32>
-  return %m : tensor<2x32xf32>
+// ROUND: dense_resource<onnx__W_f16> : tensor<2xf16>
+func.func @blob(%x: tensor<2xf32>, %y: tensor<2x4xf32>) -> (tensor<2xf32>, tensor<2x32xf32>) {
+  %w = "onnx.Constant"() {value = dense_resource<W> : tensor<2xf32>} : () -> tensor<2xf32> loc("onnx::W")
+  %m = "onnx.Mul"(%x, %w) : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+  %s = "onnx.Constant"() {value = dense<0.5> : tensor<4x32xf32>} : () -> tensor<4x32xf32> loc("S")
+  %n = "onnx.MatMul"(%y, %s) : (tensor<2x4xf32>, tensor<4x32xf32>) -> tensor<2x32xf32>
+  return %m, %n : tensor<2xf32>, tensor<2x32xf32>
 }
+{-#
+  dialect_resources: {
+    builtin: {
+      W: "0x040000000000803F0000C03F"
+    }
+  }
+#-}
 
 // -----
 
 // Weights round to nearest, ties to even, subnormals included (bytes little-endian,
-// after the blob's alignment, 16, as 4 bytes): 1 + 2^-11 -> 1.0 (3C00), 1 + 3 * 2^-11
-// -> 1 + 2^-9 (3C02), 1.5 * 2^-24 -> 2^-23 (0002).
+// after the blob's alignment, 16, as 4 bytes): 1 + 2^-11 (3F801000) -> 1.0 (3C00),
+// 1 + 3 * 2^-11 (3F803000) -> 1 + 2^-9 (3C02), 1.5 * 2^-24 (33C00000) -> 2^-23 (0002).
 // CHECK-LABEL: func.func @rounding
-// CHECK: T1_f16: "0x10000000003C003C
-// CHECK: T2_f16: "0x10000000023C023C
-// CHECK: T3_f16: "0x100000000200020002
-func.func @rounding(%x: tensor<2x4xf32>) -> (tensor<2x32xf32>, tensor<2x32xf32>, tensor<2x32xf32>) {
-  %t1 = "onnx.Constant"() {value = dense<1.00048828125> : tensor<4x32xf32>} : () -> tensor<4x32xf32> loc("T1")
-  %t2 = "onnx.Constant"() {value = dense<1.00146484375> : tensor<4x32xf32>} : () -> tensor<4x32xf32> loc("T2")
-  %t3 = "onnx.Constant"() {value = dense<8.940696716308594e-08> : tensor<4x32xf32>} : () -> tensor<4x32xf32> loc("T3")
-  %m1 = "onnx.MatMul"(%x, %t1) : (tensor<2x4xf32>, tensor<4x32xf32>) -> tensor<2x32xf32>
-  %m2 = "onnx.MatMul"(%x, %t2) : (tensor<2x4xf32>, tensor<4x32xf32>) -> tensor<2x32xf32>
-  %m3 = "onnx.MatMul"(%x, %t3) : (tensor<2x4xf32>, tensor<4x32xf32>) -> tensor<2x32xf32>
-  return %m1, %m2, %m3 : tensor<2x32xf32>, tensor<2x32xf32>, tensor<2x32xf32>
+// CHECK: T_f16: "0x10000000003C023C0200"
+func.func @rounding(%x: tensor<3xf32>) -> tensor<3xf32> {
+  %t = "onnx.Constant"() {value = dense_resource<T> : tensor<3xf32>} : () -> tensor<3xf32> loc("T")
+  %m = "onnx.Mul"(%x, %t) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+  return %m : tensor<3xf32>
 }
+{-#
+  dialect_resources: {
+    builtin: {
+      T: "0x040000000010803F0030803F0000C033"
+    }
+  }
+#-}
 
 // -----
 
