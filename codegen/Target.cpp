@@ -53,6 +53,11 @@ std::unique_ptr<Target> createTarget(llvm::StringRef name, const TargetOptions &
     error = "--contractions must be auto, kiln or library, not '" + options.contractions + "'";
     return nullptr;
   }
+  if (!options.fallbackKernels && (name != "host" || options.contractions == "kiln")) {
+    error = "--no-fallback-kernels is for the host target's library calls (not --target " +
+            name.str() + (options.contractions == "kiln" ? " --contractions kiln)" : ")");
+    return nullptr;
+  }
   for (const TargetEntry &t : kTargets)
     if (name == t.name)
       return t.create(options, error);

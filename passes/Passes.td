@@ -453,18 +453,22 @@ def PlanMemory : Pass<"kiln-plan-memory", "mlir::ModuleOp"> {
 def SelectLibraryCalls : Pass<"kiln-select-library-calls", "mlir::ModuleOp"> {
   let summary = "Mark the launches a contraction library runs (#kiln.library_call)";
   let description = [{
-    A target's plan step (host: oneDNN). A launch whose kernel is one f32 2-d
+    A target's plan step (host: oneDNN). A launch whose kernel is one 2-d
     convolution (NCHW, OIHW weights, grouped or not, zero padding) or (batched)
-    matrix product with its zero-filled accumulator and at most one elementwise
-    epilogue out = activation(scale * acc + per-channel bias + residual),
-    activation Relu, Clip or GELU (erf or tanh form), gets `library = #kiln.library_call<...>` naming the contraction, its
-    sizes and which buffers are input, weights, bias, residual and output. The
-    kernel is kept: the run falls back to it where the library cannot run the call.
+    matrix product with its zero-filled f32 accumulator and at most one
+    elementwise epilogue out = activation(scale * acc + per-channel bias +
+    residual), activation Relu, Clip or GELU (erf or tanh form), gets
+    `library = #kiln.library_call<...>` naming the contraction, its sizes and
+    which buffers are input, weights, bias, residual and output. Its operands are
+    all f32, or all f16 (read into the f32 accumulator; the epilogue may round it
+    to f16 where it starts or ends: the library computes it in f32 and rounds
+    once): the buffers' type is the call's. The kernel is kept: the run falls back
+    to it where the library cannot run the call.
 
     `engine` names the library and so what it can fuse: `onednn` (host: every
-    form above), `cuda` (cuBLASLt and cuDNN: matrix products with Relu or GELU in
-    its tanh form, convolutions with Relu only and the same padding before as
-    after, or less after where the windows never reach it).
+    form above), `cuda` (cuBLASLt and cuDNN, f32 only: matrix products with Relu
+    or GELU in its tanh form, convolutions with Relu only and the same padding
+    before as after, or less after where the windows never reach it).
 
     ```mlir
     kiln.launch @k0(%x, %w, %b, %y) stream -1 {num_inputs = 3 : i64, library =
@@ -475,6 +479,9 @@ def SelectLibraryCalls : Pass<"kiln-select-library-calls", "mlir::ModuleOp"> {
   let options = [
     Option<"engine", "engine", "std::string", /*default=*/"\"onednn\"",
            "The library the calls run on: onednn or cuda">,
+    Option<"fallbackKernels", "fallback-kernels", "bool", /*default=*/"true",
+           "Keep each call's kernel (the run's fallback); false: the kernels only "
+           "library calls launch become declarations">,
   ];
   let dependentDialects = ["kiln::KilnDialect"];
 }

@@ -4,6 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/emit/GeneratedCode.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
@@ -50,6 +51,12 @@ std::string launchArguments(LaunchOp launch, IoExpr io) {
   return args;
 }
 
+bool hasKernelCode(LaunchOp launch) {
+  auto kernel = dyn_cast_or_null<mlir::FunctionOpInterface>(
+      mlir::SymbolTable::lookupNearestSymbolFrom(launch, launch.getKernelAttr()));
+  return !kernel || !kernel.isExternal();
+}
+
 llvm::DenseMap<mlir::Operation *, int64_t> writeLibraryCalls(llvm::raw_ostream &os,
                                                              PlanOp plan) {
   llvm::DenseMap<mlir::Operation *, int64_t> index;
@@ -81,7 +88,13 @@ llvm::DenseMap<mlir::Operation *, int64_t> writeLibraryCalls(llvm::raw_ostream &
                         call.getBeta().getValueAsDouble(), call.getScale().getValueAsDouble())
        << ", " << (operands[2] >= 0 ? "true" : "false") << ", "
        << (operands[3] >= 0 ? "true" : "false") << ", "
-       << (constantWeights ? "true" : "false") << "};\n";
+       << (constantWeights ? "true" : "false");
+    for (int64_t operand : {operands[1], operands[0], operands[4]})
+      os << ", kiln::rt::LibraryCall::"
+         << (cast<MemRefType>(l.getBuffers()[operand].getType()).getElementType().isF16()
+                 ? "F16"
+                 : "F32");
+    os << "};\n";
   }
   os << "constexpr int kNumLibraryCalls = " << index.size() << ";\n"
      << "constexpr uint64_t kLibraryZeroFloats = " << zeroFloats << ";\n";

@@ -30,6 +30,10 @@ std::string bufferExpr(mlir::Value buffer, IoExpr io);
 /// The comma-separated expressions of `launch`'s buffers, its scratch last.
 std::string launchArguments(LaunchOp launch, IoExpr io);
 
+/// False when `launch`'s kernel is a declaration: a library call compiled without
+/// its fallback kernel (kiln-select-library-calls fallback-kernels=false).
+bool hasKernelCode(LaunchOp launch);
+
 /// The plan's library calls (#kiln.library_call), numbered in plan order: writes
 /// each one's `kiln::rt::LibraryCall kLibraryN` (kiln/runtime/LibraryCall.h),
 /// kNumLibraryCalls, and kLibraryZeroFloats (the most output channels of a

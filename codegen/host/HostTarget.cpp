@@ -80,6 +80,13 @@ bool writeHostRun(llvm::raw_ostream &os, const EmitContext &ctx, llvm::StringRef
             os << (i ? ", " : "") << buffer(operands[i]);
           os << "};\n    bool ran = false;\n    KILN_RUN(c->library.run(" << library->second
              << ", kLibrary" << library->second << ", b, ran));\n    if (!ran)\n    ";
+          if (!hasKernelCode(l)) {
+            os << "  return kiln::rt::Status::error(\"library call " << library->second
+               << " (kernel " << l.getKernel()
+               << "): oneDNN is not loaded or cannot run it, and the model was compiled "
+                  "with --no-fallback-kernels\", KILN_ERROR_RUN);\n  }\n";
+            continue;
+          }
           if (!writeLaunch(os, l, io, error))
             return false;
           os << "  }\n";
@@ -157,8 +164,11 @@ public:
   // Contractions oneDNN can run become library calls (their kernels stay, the
   // fallback where the library is missing at run time).
   void buildKernelMappingPipeline(OpPassManager &pm) const override {
-    if (options.contractions != "kiln")
-      pm.addPass(createSelectLibraryCalls());
+    if (options.contractions != "kiln") {
+      SelectLibraryCallsOptions select;
+      select.fallbackKernels = options.fallbackKernels;
+      pm.addPass(createSelectLibraryCalls(select));
+    }
   }
 
   void buildCodegenPipeline(OpPassManager &pm) const override {

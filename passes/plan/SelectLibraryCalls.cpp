@@ -2,14 +2,16 @@
 //
 // This file implements kiln-select-library-calls (see Passes.td). It reads each
 // launched kernel as the kernels phase and bufferization left it and recognizes one
-// shape: an f32 convolution (2-d, NCHW, grouped or not) or matrix product (batched,
-// either operand transposed or shared across the batch), its zero-filled
-// accumulator, the zero padding of its input, and at most one elementwise epilogue
-// of bias (per output channel), residual (same shape as the output) and activation
-// (Relu, or Clip as max-then-min). Everything else in the kernel (other loops, other
-// element types, non-zero padding, epilogues that compute more) keeps the launch on
-// the kernel. The launch is marked #kiln.library_call; the kernel stays as the
-// fallback.
+// shape: a convolution (2-d, NCHW, grouped or not) or matrix product (batched,
+// either operand transposed or shared across the batch) of f32, or of f16 read into
+// an f32 accumulator, its zero-filled accumulator, the zero padding of its input,
+// and at most one elementwise epilogue of bias (per output channel), residual (same
+// shape as the output) and activation (Relu, or Clip as max-then-min). Every
+// operand has the one element type; an f16 epilogue may round the accumulator to
+// f16 where it starts or where it ends (the library computes it in f32 and rounds
+// once). Everything else in the kernel (other loops, other element types, non-zero
+// padding, epilogues that compute more) keeps the launch on the kernel. The launch
+// is marked #kiln.library_call; the kernel stays as the fallback.
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Passes.h"
@@ -59,10 +61,20 @@ memref::AllocOp allocationOf(Value v) {
   return throughReshapes(v).getDefiningOp<memref::AllocOp>();
 }
 
-bool isF32Dense(Value v) {
+/// True when `v` is a static, identity-layout buffer of `element`s.
+bool isDense(Value v, Type element) {
   auto t = dyn_cast<MemRefType>(v.getType());
-  return t && t.getElementType().isF32() && t.getLayout().isIdentity() &&
+  return t && t.getElementType() == element && t.getLayout().isIdentity() &&
          t.hasStaticShape();
+}
+
+bool isF32Dense(Value v) { return isDense(v, Float32Type::get(v.getContext())); }
+
+/// `v` = extf(x) or truncf(x) (OpTy) computed in `body`: x; otherwise null.
+template <typename OpTy>
+Value convertedFrom(Value v, Block *body) {
+  auto op = v.getDefiningOp<OpTy>();
+  return op && op->getBlock() == body ? op.getIn() : Value();
 }
 
 bool isZero(Value v) {
@@ -89,11 +101,14 @@ bool isZeroFillOf(Operation *op, Value buffer) {
   return false;
 }
 
-/// True when the body is `out + a * b` (in either order).
-bool isMultiplyAdd(linalg::GenericOp g) {
+/// True when the body is `out + a * b` (in either order), a and b each widened
+/// (extf) or not; `roundsInput`: a is an f32 rounded to f16 first (extf(truncf(a)),
+/// an f32 model input read by an f16 contraction).
+bool isMultiplyAdd(linalg::GenericOp g, bool &roundsInput) {
   Block &body = g.getRegion().front();
   auto yield = cast<linalg::YieldOp>(body.getTerminator());
-  if (yield.getNumOperands() != 1 || body.getOperations().size() != 3)
+  roundsInput = false;
+  if (yield.getNumOperands() != 1)
     return false;
   auto add = yield.getOperand(0).getDefiningOp<arith::AddFOp>();
   if (!add)
@@ -105,8 +120,23 @@ bool isMultiplyAdd(linalg::GenericOp g) {
   auto mul = other.getDefiningOp<arith::MulFOp>();
   if (!mul)
     return false;
+  size_t conversions = 0;
   Value a = body.getArgument(0), b = body.getArgument(1);
-  return (mul.getLhs() == a && mul.getRhs() == b) || (mul.getLhs() == b && mul.getRhs() == a);
+  auto operand = [&](Value x) {
+    Value from = convertedFrom<arith::ExtFOp>(x, &body);
+    if (!from)
+      return x;
+    ++conversions;
+    if (Value rounded = convertedFrom<arith::TruncFOp>(from, &body); rounded == a) {
+      ++conversions;
+      roundsInput = true;
+      return rounded;
+    }
+    return from;
+  };
+  Value lhs = operand(mul.getLhs()), rhs = operand(mul.getRhs());
+  return body.getOperations().size() == 3 + conversions &&
+         ((lhs == a && rhs == b) || (lhs == b && rhs == a));
 }
 
 /// The coefficient of dim `d` in the linear expression `e` (e at the unit vector).
@@ -274,9 +304,17 @@ struct Epilogue {
   double alpha = 0, beta = 0, scale = 1.0;
 };
 
+/// True when `v` is the constant `expected`, as closely as its type holds it (an
+/// f16 GELU's 1/sqrt 2 is 0.70703).
 bool isConstant(Value v, double expected) {
-  std::optional<double> c = constantOf(v);
-  return c && std::abs(*c - expected) <= 1e-6 * std::abs(expected);
+  FloatAttr f;
+  if (!matchPattern(v, m_Constant(&f)))
+    return false;
+  llvm::APFloat e(expected);
+  bool inexact;
+  e.convert(f.getValue().getSemantics(), llvm::APFloat::rmNearestTiesToEven, &inexact);
+  double want = e.convertToDouble();
+  return std::abs(f.getValueAsDouble() - want) <= 1e-6 * std::abs(want);
 }
 
 /// The other operand of `v` = op(other, c) or op(c, other) with the constant c,
@@ -364,13 +402,15 @@ bool isChannelBroadcast(AffineMap map, int64_t channelDim) {
 }
 
 std::optional<Epilogue> matchEpilogue(linalg::GenericOp g, Value acc, const Contraction &cn,
-                                      int64_t outputElements) {
+                                      Type element, int64_t outputElements) {
   if (g.getNumReductionLoops() != 0 || g.getNumDpsInits() != 1)
     return std::nullopt;
   Epilogue ep;
   Value out = g.getDpsInits()[0];
   ep.output = argumentIndex(out);
-  if (ep.output < 0 || !isF32Dense(out) ||
+  // An f16 call may write an f32 output (a model output), its result widened.
+  bool widensOutput = element.isF16() && isF32Dense(out);
+  if (ep.output < 0 || !(isDense(out, element) || widensOutput) ||
       cast<MemRefType>(out.getType()).getNumElements() != outputElements)
     return std::nullopt;
   SmallVector<AffineMap> maps = g.getIndexingMapsArray();
@@ -398,6 +438,24 @@ std::optional<Epilogue> matchEpilogue(linalg::GenericOp g, Value acc, const Cont
   if (yield.getNumOperands() != 1)
     return std::nullopt;
   Value top = yield.getOperand(0);
+  // f16: the f32 result rounded where the epilogue ends (before or after the
+  // activation), or the accumulator where it starts; and f16 operands widened.
+  size_t conversions = 0;
+  if (widensOutput) {
+    top = convertedFrom<arith::ExtFOp>(top, &body);
+    if (!top)
+      return std::nullopt;
+    ++conversions;
+  }
+  bool rounded = false;
+  auto roundedTop = [&] {
+    if (Value from = convertedFrom<arith::TruncFOp>(top, &body); from && !rounded) {
+      top = from;
+      rounded = true;
+      ++conversions;
+    }
+  };
+  roundedTop();
   std::optional<double> lo, hi;
   for (int i = 0; i < 2; ++i) {
     Operation *op = top.getDefiningOp();
@@ -415,6 +473,7 @@ std::optional<Epilogue> matchEpilogue(linalg::GenericOp g, Value acc, const Cont
     slot = bound;
     top = rest;
   }
+  roundedTop();
   // GELU (erf or tanh form).
   std::optional<Gelu> gelu;
   size_t geluOps = 0;
@@ -422,15 +481,21 @@ std::optional<Epilogue> matchEpilogue(linalg::GenericOp g, Value acc, const Cont
     geluOps = gelu->ops;
     top = gelu->x;
   }
-  // A constant scale of the accumulator itself (attention's 1/sqrt(d)).
-  auto scaled = [&](Value x) -> std::optional<double> {
+  // A constant scale of the accumulator itself (attention's 1/sqrt(d)), f16: of the
+  // accumulator rounded (`roundsAccumulator`: the multiply reads truncf(acc)).
+  auto scaled = [&](Value x, bool *roundsAccumulator = nullptr) -> std::optional<double> {
     auto mul = x.getDefiningOp<arith::MulFOp>();
     if (!mul || mul->getBlock() != &body)
       return std::nullopt;
-    if (mul.getLhs() == v)
-      return constantOf(mul.getRhs());
-    if (mul.getRhs() == v)
-      return constantOf(mul.getLhs());
+    for (auto [acc, c] : {std::make_pair(mul.getLhs(), mul.getRhs()),
+                          std::make_pair(mul.getRhs(), mul.getLhs())}) {
+      Value from = convertedFrom<arith::TruncFOp>(acc, &body);
+      if (acc != v && (!from || from != v || rounded || !roundsAccumulator))
+        continue;
+      if (roundsAccumulator)
+        *roundsAccumulator = acc != v;
+      return constantOf(c);
+    }
     return std::nullopt;
   };
   bool sawAccumulator = false;
@@ -438,7 +503,18 @@ std::optional<Epilogue> matchEpilogue(linalg::GenericOp g, Value acc, const Cont
   size_t additions = 0;
   while (!pending.empty()) {
     Value x = pending.pop_back_val();
-    std::optional<double> scale = scaled(x);
+    if (Value from = convertedFrom<arith::TruncFOp>(x, &body); from && !rounded &&
+                                                               (from == v || scaled(from))) {
+      x = from;
+      rounded = true;
+      ++conversions;
+    } else if (Value from = convertedFrom<arith::ExtFOp>(x, &body);
+               from && isa<BlockArgument>(from)) {
+      x = from;
+      ++conversions;
+    }
+    bool roundsAccumulator = false;
+    std::optional<double> scale = scaled(x, &roundsAccumulator);
     if (x == v || scale) {
       if (sawAccumulator)
         return std::nullopt;
@@ -446,6 +522,10 @@ std::optional<Epilogue> matchEpilogue(linalg::GenericOp g, Value acc, const Cont
       if (scale) {
         ep.scale = *scale;
         ++additions; // the multiply, counted with the ops read
+      }
+      if (roundsAccumulator) {
+        rounded = true;
+        ++conversions;
       }
       continue;
     }
@@ -464,7 +544,7 @@ std::optional<Epilogue> matchEpilogue(linalg::GenericOp g, Value acc, const Cont
     Value buffer = g.getDpsInputs()[arg.getArgNumber()];
     int64_t index = argumentIndex(buffer);
     AffineMap map = maps[arg.getArgNumber()];
-    if (index < 0 || !isF32Dense(buffer))
+    if (index < 0 || !isDense(buffer, element))
       return std::nullopt;
     int64_t elements = cast<MemRefType>(buffer.getType()).getNumElements();
     if (map.isIdentity() && ep.residual < 0 && elements == outputElements)
@@ -476,7 +556,8 @@ std::optional<Epilogue> matchEpilogue(linalg::GenericOp g, Value acc, const Cont
   }
   // Every op of the body is one of those read (nothing else is computed).
   size_t ops = std::distance(body.begin(), body.end()) - 1;
-  if (!sawAccumulator || ops != additions + geluOps + (lo ? 1 : 0) + (hi ? 1 : 0))
+  if (!sawAccumulator ||
+      ops != additions + conversions + geluOps + (lo ? 1 : 0) + (hi ? 1 : 0))
     return std::nullopt;
   // The library scales before it adds the bias.
   if (ep.scale != 1.0 && ep.bias >= 0)
@@ -523,12 +604,18 @@ LibraryCallAttr matchKernel(func::FuncOp kernel) {
     }
     return nullptr;
   }
+  bool roundsInput = false;
   if (!contraction || contraction.getNumDpsInputs() != 2 || contraction.getNumDpsInits() != 1 ||
-      epilogues.size() > 1 || !isMultiplyAdd(contraction))
+      epilogues.size() > 1 || !isMultiplyAdd(contraction, roundsInput))
     return nullptr;
   Value x = contraction.getDpsInputs()[0], w = contraction.getDpsInputs()[1];
   Value acc = contraction.getDpsInits()[0];
-  if (!isF32Dense(x) || !isF32Dense(w) || !isF32Dense(acc))
+  // f32, or f16 accumulated in f32: every operand of the weights' type, but an f16
+  // call's input may be f32 rounded to f16 as it is read (and its output f32).
+  Type element = cast<MemRefType>(w.getType()).getElementType();
+  Type inputElement = roundsInput ? Float32Type::get(w.getContext()) : element;
+  if (!(element.isF32() || element.isF16()) || (roundsInput && !element.isF16()) ||
+      !isDense(x, inputElement) || !isDense(w, element) || !isF32Dense(acc))
     return nullptr;
   // Every other op: the accumulator's zero fill, or the input's zero padding.
   size_t used = 0;
@@ -570,7 +657,7 @@ LibraryCallAttr matchKernel(func::FuncOp kernel) {
         !window.hasUnitStride())
       return nullptr;
     input = argumentIndex(copy.getInputs()[0]);
-    if (input < 0 || !isF32Dense(copy.getInputs()[0]))
+    if (input < 0 || !isDense(copy.getInputs()[0], inputElement))
       return nullptr;
     inputShape = llvm::to_vector(cast<MemRefType>(copy.getInputs()[0].getType()).getShape());
     SmallVector<int64_t> offsets = llvm::to_vector(window.getStaticOffsets());
@@ -603,12 +690,13 @@ LibraryCallAttr matchKernel(func::FuncOp kernel) {
   Epilogue ep;
   if (epilogues.empty()) {
     ep.output = argumentIndex(acc);
-    if (ep.output < 0)
+    if (ep.output < 0 || !element.isF32())
       return nullptr;
   } else {
     if (!allocationOf(acc))
       return nullptr;
-    std::optional<Epilogue> e = matchEpilogue(epilogues.front(), acc, *cn, outputElements);
+    std::optional<Epilogue> e =
+        matchEpilogue(epilogues.front(), acc, *cn, element, outputElements);
     if (!e)
       return nullptr;
     ep = *e;
@@ -621,10 +709,16 @@ LibraryCallAttr matchKernel(func::FuncOp kernel) {
                               b.getF64FloatAttr(ep.beta), b.getF64FloatAttr(ep.scale));
 }
 
-/// True when `engine`'s library can run `call` (its fused forms differ).
-bool engineRuns(StringRef engine, LibraryCallAttr call) {
+/// True when `engine`'s library can run `call` of `kernel` (its fused forms and
+/// element types differ).
+bool engineRuns(StringRef engine, LibraryCallAttr call, func::FuncOp kernel) {
   if (engine == "onednn")
     return true;
+  // cuda's calls are f32 only so far.
+  for (int64_t operand : call.getOperands())
+    if (operand >= 0 &&
+        !cast<MemRefType>(kernel.getArgumentTypes()[operand]).getElementType().isF32())
+      return false;
   // cuda: cuBLASLt's epilogues (RELU, GELU: the tanh form) and cuDNN's
   // convolution-bias-activation (Relu or none; one padding for both sides).
   StringRef act = call.getActivation().getValue();
@@ -663,13 +757,29 @@ struct SelectLibraryCallsPass
       if (it == matched.end()) {
         auto kernel = module.lookupSymbol<func::FuncOp>(name);
         LibraryCallAttr call = kernel ? matchKernel(kernel) : nullptr;
-        if (call && !engineRuns(engine, call))
+        if (call && !engineRuns(engine, call, kernel))
           call = nullptr;
         it = matched.insert({name, call}).first;
       }
       if (it->second)
         launch.setLibraryAttr(it->second);
     });
+    // Without fallbacks, a kernel every launch of which is a library call keeps
+    // only its signature: no code, and the run writer sees there is none.
+    if (fallbackKernels)
+      return;
+    llvm::DenseSet<StringAttr> launchedAsKernel;
+    module.walk([&](LaunchOp launch) {
+      if (!launch.getLibraryAttr())
+        launchedAsKernel.insert(launch.getKernelAttr().getAttr());
+    });
+    for (auto [name, call] : matched) {
+      auto kernel = module.lookupSymbol<func::FuncOp>(name);
+      if (call && kernel && !launchedAsKernel.contains(name)) {
+        kernel.eraseBody();
+        kernel.setPrivate();
+      }
+    }
   }
 };
 

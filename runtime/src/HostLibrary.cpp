@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/runtime/HostLibrary.h"
+#include "kiln/runtime/Half.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -109,6 +110,13 @@ void *aligned64(char *p) {
 /// convolution computes in the layouts oneDNN prefers (blocked channels): its input
 /// is reordered in, its output (and residual) reordered out, through per-thread
 /// scratch; constant weights are reordered once.
+///
+/// An f16 call runs as the f32 one on its operands widened (this oneDNN has no f16
+/// convolution or matrix product without AVX512-FP16, and its f16 reorders are
+/// scalar: 250 ms a ResNet-50 run), and its output rounded back to f16: what the
+/// kernel computes, f16 operands accumulated in f32, with the epilogue in f32
+/// too. Constant weights are widened once (into their reordered copy, or into a
+/// copy of their own where the primitive reads them as they are).
 struct Primitive {
   dnnl_primitive_t primitive = nullptr;
   dnnl_memory_t src = nullptr, weights = nullptr, bias = nullptr, dst = nullptr;
@@ -118,6 +126,10 @@ struct Primitive {
   size_t srcBytes = 0, dstBytes = 0, plainDstBytes = 0;
   std::unique_ptr<char[]> reordered;
   const void *reorderedFrom = nullptr;
+  // f16 calls: each operand's elements, and the bias widened.
+  bool half = false;
+  size_t srcElements = 0, weightsElements = 0, dstElements = 0, biasElements = 0;
+  std::unique_ptr<float[]> widenedBias;
 
   ~Primitive() {
     const Dnnl &d = dnnl();
@@ -280,13 +292,34 @@ bool build(const LibraryCall &call, Primitive &p) {
     if (!p.reordered)
       return false;
   }
+  if (call.dtype == LibraryCall::F16) {
+    p.half = true;
+    p.srcElements = d.dnnl_memory_desc_get_size(&userSrc) / sizeof(float);
+    p.weightsElements = d.dnnl_memory_desc_get_size(&userWeights) / sizeof(float);
+    p.dstElements = d.dnnl_memory_desc_get_size(&userDst) / sizeof(float);
+    p.biasElements = d.dnnl_memory_desc_get_size(&bias) / sizeof(float);
+    if (call.constantWeights && !p.weightsIn) {
+      p.reordered.reset(new (std::nothrow) char[p.weightsElements * sizeof(float) + 64]);
+      if (!p.reordered)
+        return false;
+    }
+    if (call.hasBias) {
+      p.widenedBias.reset(new (std::nothrow) float[p.biasElements]);
+      if (!p.widenedBias)
+        return false;
+    }
+  } else if (call.inputType != LibraryCall::F32 || call.outputType != LibraryCall::F32) {
+    return false;
+  }
   return true;
 }
 
 /// Scratch of this thread (a stream's calls run one at a time on its thread).
+/// Which: 0 the input and 1 the output in oneDNN's layout; f16 calls' widened 2
+/// weights, 3 input and 4 output (holding the residual first).
 void *threadScratch(int which, size_t bytes) {
-  thread_local std::unique_ptr<char[]> buffers[2];
-  thread_local size_t capacity[2] = {0, 0};
+  thread_local std::unique_ptr<char[]> buffers[5];
+  thread_local size_t capacity[5] = {};
   if (capacity[which] < bytes) {
     buffers[which].reset(new (std::nothrow) char[bytes + 64]);
     capacity[which] = buffers[which] ? bytes : 0;
@@ -316,7 +349,7 @@ bool hostLibraryAvailable(std::string *why) {
   return loaded();
 }
 
-Status HostLibrary::run(int index, const LibraryCall &call, const LibraryBuffers &buffers,
+Status HostLibrary::run(int index, const LibraryCall &call, const LibraryBuffers &given,
                         bool &ran) {
   ran = false;
   if (index < 0 || index >= static_cast<int>(slots.size()))
@@ -349,25 +382,76 @@ Status HostLibrary::run(int index, const LibraryCall &call, const LibraryBuffers
     dnnl_exec_arg_t args[] = {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}};
     return d.dnnl_primitive_execute(r, slot.stream, 2, args) == dnnl_success;
   };
-  if (p.weightsIn) {
-    // Constant weights: reordered on the first run (and if the model's weights
-    // moved, which they do not while it lives).
-    if (p.reorderedFrom != buffers.weights) {
-      void *target = aligned64(p.reordered.get());
-      if (!bind(p.userWeights, buffers.weights) || !bind(p.weights, target) ||
-          !reorder(p.weightsIn, p.userWeights, p.weights))
-        return fail("reordering the weights");
-      p.reorderedFrom = buffers.weights;
+  auto outOfMemory = [&] {
+    return Status::error("out of memory for library call " + std::to_string(index),
+                         KILN_ERROR_MEMORY);
+  };
+  // f16: the operands widened to f32 (constant weights below, once), the output
+  // computed in f32 scratch (holding the residual first) and rounded at the end.
+  LibraryBuffers buffers = given;
+  float *wide = nullptr;
+  auto widened = [&](int which, const void *from, size_t n) {
+    auto *to = static_cast<float *>(threadScratch(which, n * sizeof(float)));
+    if (to)
+      widenHalves(static_cast<const uint16_t *>(from), to, n);
+    return to;
+  };
+  if (p.half) {
+    wide = static_cast<float *>(threadScratch(4, p.dstElements * sizeof(float)));
+    if (!wide)
+      return outOfMemory();
+    if (call.inputType == LibraryCall::F32) { // an f32 input, read as f16
+      auto *rounded = static_cast<float *>(threadScratch(3, p.srcElements * sizeof(float)));
+      if (!rounded)
+        return outOfMemory();
+      roundThroughHalves(static_cast<const float *>(given.input), rounded, p.srcElements);
+      buffers.input = rounded;
+    } else if (!(buffers.input = widened(3, given.input, p.srcElements))) {
+      return outOfMemory();
     }
-  } else if (!bind(p.weights, buffers.weights)) {
-    return fail("binding the weights");
+    if (call.hasResidual)
+      widenHalves(static_cast<const uint16_t *>(given.residual), wide, p.dstElements);
+    buffers.output = wide;
+    buffers.residual = call.hasResidual ? wide : nullptr;
+    if (call.hasBias) {
+      widenHalves(static_cast<const uint16_t *>(given.bias), p.widenedBias.get(),
+                  p.biasElements);
+      buffers.bias = p.widenedBias.get();
+    }
+  }
+  if (p.weightsIn || (p.half && call.constantWeights)) {
+    // Constant weights: reordered (f16: widened first, or only widened where the
+    // primitive reads them as they are) on the first run, and again if the
+    // model's weights moved, which they do not while it lives.
+    void *target = aligned64(p.reordered.get());
+    if (p.reorderedFrom != given.weights) {
+      if (!p.weightsIn) {
+        widenHalves(static_cast<const uint16_t *>(given.weights), static_cast<float *>(target),
+                    p.weightsElements);
+      } else {
+        const void *from = given.weights;
+        if (p.half && !(from = widened(2, given.weights, p.weightsElements)))
+          return outOfMemory();
+        if (!bind(p.userWeights, from) || !bind(p.weights, target) ||
+            !reorder(p.weightsIn, p.userWeights, p.weights))
+          return fail("reordering the weights");
+      }
+      p.reorderedFrom = given.weights;
+    }
+    if (!p.weightsIn && !bind(p.weights, target))
+      return fail("binding the weights");
+  } else {
+    const void *weights = given.weights;
+    if (p.half && !(weights = widened(2, given.weights, p.weightsElements)))
+      return outOfMemory();
+    if (!bind(p.weights, weights))
+      return fail("binding the weights");
   }
   // The input, in the primitive's layout.
   if (p.srcIn) {
     void *blocked = threadScratch(0, p.srcBytes);
     if (!blocked)
-      return Status::error("out of memory for library call " + std::to_string(index),
-                           KILN_ERROR_MEMORY);
+      return outOfMemory();
     if (!bind(p.userSrc, buffers.input) || !bind(p.src, blocked) ||
         !reorder(p.srcIn, p.userSrc, p.src))
       return fail("reordering the input");
@@ -379,8 +463,7 @@ Status HostLibrary::run(int index, const LibraryCall &call, const LibraryBuffers
   if (p.dstOut) {
     dst = threadScratch(1, p.dstBytes);
     if (!dst)
-      return Status::error("out of memory for library call " + std::to_string(index),
-                           KILN_ERROR_MEMORY);
+      return outOfMemory();
     if (!bind(p.dst, dst) || !bind(p.userDst, buffers.output))
       return fail("binding the output");
     if (call.hasResidual &&
@@ -407,6 +490,10 @@ Status HostLibrary::run(int index, const LibraryCall &call, const LibraryBuffers
     return fail("the primitive");
   if (p.dstOut && !reorder(p.dstOut, p.dst, p.userDst))
     return fail("reordering the output");
+  if (p.half && call.outputType == LibraryCall::F32)
+    roundThroughHalves(wide, static_cast<float *>(given.output), p.dstElements);
+  else if (p.half)
+    narrowToHalves(wide, static_cast<uint16_t *>(given.output), p.dstElements);
   ++slot.libraryRuns;
   ran = true;
   return Status::ok();

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/runtime/HostLibrary.h"
+#include "kiln/runtime/Half.h"
 
 #include <catch2/catch.hpp>
 
@@ -42,17 +43,19 @@ void requireClose(const std::vector<float> &got, const std::vector<float> &want)
 
 } // namespace
 
-TEST_CASE("a library convolution computes the plan's epilogue", "[host-library]") {
-  // N=2, C=4, 7x6 input, F=6, 3x3 taps, groups 2, stride 2x1, dilation 1x2, pads
-  // (1, 2, 1, 2) -> out 4x4.
-  const int64_t n = 2, c = 4, h = 7, w = 6, f = 6, kh = 3, kw = 3, g = 2;
-  const int64_t sh = 2, sw = 1, dh = 1, dw = 2, pt = 1, pl = 2, pb = 1, pr = 2;
-  const int64_t oh = (h + pt + pb - ((kh - 1) * dh + 1)) / sh + 1;
-  const int64_t ow = (w + pl + pr - ((kw - 1) * dw + 1)) / sw + 1;
-  const int64_t shape[] = {n, c, h, w, f, kh, kw, oh, ow, g, sh, sw, dh, dw, pt, pl, pb, pr};
-  std::vector<float> x = values(n * c * h * w, 1.0f, 1), wt = values(f * (c / g) * kh * kw, 0.5f, 2),
-                     bias = values(f, 0.3f, 3), residual = values(n * f * oh * ow, 1.0f, 4);
-  // out = clip(conv + bias + residual, -0.5, 1.5)
+namespace {
+// N=2, C=4, 7x6 input, F=6, 3x3 taps, groups 2, stride 2x1, dilation 1x2, pads
+// (1, 2, 1, 2) -> out 4x4.
+const int64_t n = 2, c = 4, h = 7, w = 6, f = 6, kh = 3, kw = 3, g = 2;
+const int64_t sh = 2, sw = 1, dh = 1, dw = 2, pt = 1, pl = 2, pb = 1, pr = 2;
+const int64_t oh = (h + pt + pb - ((kh - 1) * dh + 1)) / sh + 1;
+const int64_t ow = (w + pl + pr - ((kw - 1) * dw + 1)) / sw + 1;
+const int64_t shape[] = {n, c, h, w, f, kh, kw, oh, ow, g, sh, sw, dh, dw, pt, pl, pb, pr};
+
+/// clip(conv(x, wt) + bias + residual, -0.5, 1.5), the convolution in double.
+std::vector<float> referenceConv(const std::vector<float> &x, const std::vector<float> &wt,
+                                 const std::vector<float> &bias,
+                                 const std::vector<float> &residual) {
   std::vector<float> want(n * f * oh * ow);
   for (int64_t b = 0; b < n; ++b)
     for (int64_t o = 0; o < f; ++o)
@@ -70,8 +73,28 @@ TEST_CASE("a library convolution computes the plan's epilogue", "[host-library]"
                        wt[((o * (c / g) + ci) * kh + ky) * kw + kx];
               }
           size_t i = ((b * f + o) * oh + y) * ow + z;
-          want[i] = std::clamp(static_cast<float>(acc) + bias[o] + residual[i], -0.5f, 1.5f);
+          want[i] = std::clamp(static_cast<float>(acc + bias[o] + residual[i]), -0.5f, 1.5f);
         }
+  return want;
+}
+
+std::vector<uint16_t> halves(const std::vector<float> &v) {
+  std::vector<uint16_t> h(v.size());
+  kiln::rt::narrowToHalves(v.data(), h.data(), v.size());
+  return h;
+}
+
+std::vector<float> widened(const std::vector<uint16_t> &h) {
+  std::vector<float> v(h.size());
+  kiln::rt::widenHalves(h.data(), v.data(), h.size());
+  return v;
+}
+} // namespace
+
+TEST_CASE("a library convolution computes the plan's epilogue", "[host-library]") {
+  std::vector<float> x = values(n * c * h * w, 1.0f, 1), wt = values(f * (c / g) * kh * kw, 0.5f, 2),
+                     bias = values(f, 0.3f, 3), residual = values(n * f * oh * ow, 1.0f, 4);
+  std::vector<float> want = referenceConv(x, wt, bias, residual);
   LibraryCall call = {LibraryCall::Conv, shape, LibraryCall::Clip, -0.5f, 1.5f, 1.0f,
                       true, true, true};
   HostLibrary library(2);
@@ -97,6 +120,50 @@ TEST_CASE("a library convolution computes the plan's epilogue", "[host-library]"
   requireClose(inPlace, want);
   REQUIRE(library.libraryRuns() == 3);
   REQUIRE(library.fallbackRuns() == 0);
+}
+
+TEST_CASE("an f16 library convolution computes in f32 and rounds once", "[host-library]") {
+  // The f32 case's operands as f16; its result rounded to f16 (the call widens
+  // them, oneDNN computes in f32, the output is rounded once): within one f16 ulp
+  // of the double result, its summation order aside. Then the f32 input and
+  // output of a model kept f32: the input rounded as it is read, the result
+  // rounded and widened.
+  std::vector<uint16_t> x = halves(values(n * c * h * w, 1.0f, 1)),
+                        wt = halves(values(f * (c / g) * kh * kw, 0.5f, 2)),
+                        bias = halves(values(f, 0.3f, 3)),
+                        residual = halves(values(n * f * oh * ow, 1.0f, 4));
+  std::vector<float> want = referenceConv(widened(x), widened(wt), widened(bias), widened(residual));
+  auto withinAnUlp = [&](const std::vector<float> &got) {
+    REQUIRE(got.size() == want.size());
+    for (size_t i = 0; i < got.size(); ++i) {
+      float ulp = std::ldexp(1.0f, std::max(std::ilogb(std::max(std::fabs(want[i]), 6.1e-5f)), -14) - 10);
+      INFO("element " << i << ": " << got[i] << " vs " << want[i]);
+      REQUIRE(std::fabs(got[i] - want[i]) <= ulp);
+    }
+  };
+  LibraryCall call = {LibraryCall::Conv, shape, LibraryCall::Clip, -0.5f, 1.5f, 1.0f, true, true,
+                      true, LibraryCall::F16, LibraryCall::F16, LibraryCall::F16};
+  HostLibrary library(2);
+  std::vector<uint16_t> out(want.size(), 0x7e00);
+  bool ran = false;
+  REQUIRE(library.run(0, call, {x.data(), wt.data(), bias.data(), residual.data(), out.data()}, ran));
+  REQUIRE(ran == kiln::rt::hostLibraryAvailable());
+  if (!ran) {
+    REQUIRE(out == std::vector<uint16_t>(want.size(), 0x7e00));
+    return;
+  }
+  withinAnUlp(widened(out));
+  std::vector<float> x32 = widened(x), out32(want.size(), 42.0f);
+  // Nearly half an f16 ulp away from x: the call must round it back to read x.
+  for (float &v : x32)
+    v += std::copysign(0.45f, v) *
+         std::ldexp(1.0f, std::max(std::ilogb(std::max(std::fabs(v), 6.1e-5f)), -14) - 10);
+  LibraryCall mixed = call;
+  mixed.inputType = mixed.outputType = LibraryCall::F32;
+  REQUIRE(library.run(1, mixed, {x32.data(), wt.data(), bias.data(), residual.data(), out32.data()}, ran));
+  REQUIRE(ran);
+  REQUIRE(halves(out32) == out);
+  REQUIRE(widened(halves(out32)) == out32);
 }
 
 TEST_CASE("a library matrix product: batched, transposed, shared, scaled", "[host-library]") {

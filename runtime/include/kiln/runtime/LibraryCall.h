@@ -13,10 +13,12 @@
 
 namespace kiln::rt {
 
-/// One library call as the plan describes it (#kiln.library_call; f32).
+/// One library call as the plan describes it (#kiln.library_call).
 struct LibraryCall {
   enum Kind : int32_t { Conv, MatMul };
   enum Activation : int32_t { None, Relu, Clip, GeluErf, GeluTanh };
+  /// Element types. An F16 call accumulates and runs its epilogue in f32.
+  enum DataType : int32_t { F32, F16 };
   Kind kind;
   /// conv: N, C, H, W, F, KH, KW, OH, OW, groups, stride h, w, dilation h, w,
   /// pad top, left, bottom, right; matmul: batch, M, N, K, transpose A,
@@ -29,6 +31,10 @@ struct LibraryCall {
   /// The weights are the model's (constant while it lives): reordered once into
   /// the library's preferred layout.
   bool constantWeights;
+  /// The weights', bias's and residual's type: the call's. An F16 call's input
+  /// and output may be F32 (a model input or output kept f32): the input is
+  /// rounded to f16 as it is read, the f16 result written widened.
+  DataType dtype, inputType, outputType;
 };
 
 /// One call's buffers (bias and residual null when the call has none).
