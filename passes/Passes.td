@@ -466,9 +466,10 @@ def SelectLibraryCalls : Pass<"kiln-select-library-calls", "mlir::ModuleOp"> {
     to it where the library cannot run the call.
 
     `engine` names the library and so what it can fuse: `onednn` (host: every
-    form above), `cuda` (cuBLASLt and cuDNN, f32 only: matrix products with Relu
-    or GELU in its tanh form, convolutions with Relu only and the same padding
-    before as after, or less after where the windows never reach it).
+    form above), `cuda` (cuBLASLt and cuDNN: every operand f32 or every one f16;
+    matrix products with Relu or GELU in its tanh form, convolutions with Relu only
+    and the same padding before as after, or less after where the windows never
+    reach it).
 
     ```mlir
     kiln.launch @k0(%x, %w, %b, %y) stream -1 {num_inputs = 3 : i64, library =

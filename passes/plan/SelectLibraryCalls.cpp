@@ -714,11 +714,18 @@ LibraryCallAttr matchKernel(func::FuncOp kernel) {
 bool engineRuns(StringRef engine, LibraryCallAttr call, func::FuncOp kernel) {
   if (engine == "onednn")
     return true;
-  // cuda's calls are f32 only so far.
-  for (int64_t operand : call.getOperands())
-    if (operand >= 0 &&
-        !cast<MemRefType>(kernel.getArgumentTypes()[operand]).getElementType().isF32())
+  // cuda: every operand f32, or every one f16 (cuBLASLt and cuDNN read and write
+  // f16 and compute in f32; an f32 model input or output of an f16 call stays a
+  // kernel).
+  Type element;
+  for (int64_t operand : call.getOperands()) {
+    if (operand < 0)
+      continue;
+    Type t = cast<MemRefType>(kernel.getArgumentTypes()[operand]).getElementType();
+    if (element && t != element)
       return false;
+    element = t;
+  }
   // cuda: cuBLASLt's epilogues (RELU, GELU: the tanh form) and cuDNN's
   // convolution-bias-activation (Relu or none; one padding for both sides).
   StringRef act = call.getActivation().getValue();

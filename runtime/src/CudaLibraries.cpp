@@ -262,10 +262,9 @@ Status CudaLibraryCalls::run(int index, const LibraryCall &call, const CUdevicep
     return Status::error("library call " + std::to_string(index) + " out of range");
   Slot &slot = *slots_[index];
   Status s = Status::ok();
-  // f32 only so far (kiln-select-library-calls gives cuda no other): the kernel runs
-  // the rest.
-  if (call.dtype != LibraryCall::F32 || call.inputType != LibraryCall::F32 ||
-      call.outputType != LibraryCall::F32)
+  // f32, or f16 throughout (f16 storage, f32 compute); the kernel runs the rest
+  // (kiln-select-library-calls gives cuda no other).
+  if (call.inputType != call.dtype || call.outputType != call.dtype)
     ;
   else if (call.kind == LibraryCall::MatMul && cublasLt_)
     s = runMatmul(slot, call, buffers, stream, workspace, workspaceBytes, ran);
@@ -313,9 +312,13 @@ Status CudaLibraryCalls::runMatmul(Slot &slot, const LibraryCall &call, const CU
     if (call.activation != LibraryCall::None && call.activation != LibraryCall::Relu &&
         call.activation != LibraryCall::GeluTanh)
       return Status::ok();
-    KILN_LT(L.cublasLtMatmulDescCreate(
-                &slot.desc, allowTf32_ ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F,
-                CUDA_R_32F),
+    // f32 in f32 (TF32 only if allowed); f16 computes in f32 too, on tensor cores.
+    bool half = call.dtype == LibraryCall::F16;
+    int32_t type = half ? CUDA_R_16F : CUDA_R_32F;
+    KILN_LT(L.cublasLtMatmulDescCreate(&slot.desc,
+                                       allowTf32_ && !half ? CUBLAS_COMPUTE_32F_FAST_TF32
+                                                           : CUBLAS_COMPUTE_32F,
+                                       CUDA_R_32F),
             "cublasLtMatmulDescCreate");
     int32_t opA = transB ? CUBLAS_OP_T : CUBLAS_OP_N, opB = transA ? CUBLAS_OP_T : CUBLAS_OP_N;
     uint32_t epilogue = call.activation == LibraryCall::Relu       ? CUBLASLT_EPILOGUE_RELU
@@ -324,7 +327,7 @@ Status CudaLibraryCalls::runMatmul(Slot &slot, const LibraryCall &call, const CU
     if (call.hasBias)
       epilogue = epilogue == CUBLASLT_EPILOGUE_DEFAULT ? CUBLASLT_EPILOGUE_BIAS
                                                       : epilogue | CUBLASLT_EPILOGUE_BIAS;
-    int32_t biasType = CUDA_R_32F;
+    int32_t biasType = type; // the output's (cublasLt.h)
     KILN_LT(L.cublasLtMatmulDescSetAttribute(slot.desc, CUBLASLT_MATMUL_DESC_TRANSA, &opA,
                                              sizeof opA),
             "setting TRANSA");
@@ -340,7 +343,7 @@ Status CudaLibraryCalls::runMatmul(Slot &slot, const LibraryCall &call, const CU
               "setting the bias type");
     // Stored row-major, seen column-major: [rows, cols] row-major is cols x rows.
     auto layout = [&](cublasLtMatrixLayout_t &l, int64_t rows, int64_t cols, int64_t stride) {
-      cublasStatus_t r = L.cublasLtMatrixLayoutCreate(&l, CUDA_R_32F, cols, rows, cols);
+      cublasStatus_t r = L.cublasLtMatrixLayoutCreate(&l, type, cols, rows, cols);
       int32_t count = static_cast<int32_t>(batch);
       if (r == CUBLAS_STATUS_SUCCESS && batch > 1)
         r = L.cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count,
@@ -435,24 +438,28 @@ Status CudaLibraryCalls::runConv(Slot &slot, const LibraryCall &call, const CUde
     KILN_DNN(D.cudnnCreateFilterDescriptor(&slot.w), "cudnnCreateFilterDescriptor");
     KILN_DNN(D.cudnnCreateConvolutionDescriptor(&slot.conv), "cudnnCreateConvolutionDescriptor");
     KILN_DNN(D.cudnnCreateActivationDescriptor(&slot.act), "cudnnCreateActivationDescriptor");
-    KILN_DNN(D.cudnnSetTensor4dDescriptor(slot.x, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, n, c, h, w),
+    // f16: cuDNN's pseudo-half configuration (every tensor and the bias f16, the
+    // convolution computed in f32).
+    bool half = call.dtype == LibraryCall::F16;
+    int type = half ? CUDNN_DATA_HALF : CUDNN_DATA_FLOAT;
+    KILN_DNN(D.cudnnSetTensor4dDescriptor(slot.x, CUDNN_TENSOR_NCHW, type, n, c, h, w),
              "describing the input");
-    KILN_DNN(D.cudnnSetTensor4dDescriptor(slot.y, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, n, f, oh,
-                                          ow),
+    KILN_DNN(D.cudnnSetTensor4dDescriptor(slot.y, CUDNN_TENSOR_NCHW, type, n, f, oh, ow),
              "describing the output");
-    KILN_DNN(D.cudnnSetTensor4dDescriptor(slot.bias, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, f,
-                                          1, 1),
+    KILN_DNN(D.cudnnSetTensor4dDescriptor(slot.bias, CUDNN_TENSOR_NCHW, type, 1, f, 1, 1),
              "describing the bias");
-    KILN_DNN(D.cudnnSetFilter4dDescriptor(slot.w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, f,
-                                          c / groups, kh, kw),
+    KILN_DNN(D.cudnnSetFilter4dDescriptor(slot.w, type, CUDNN_TENSOR_NCHW, f, c / groups, kh,
+                                          kw),
              "describing the weights");
     KILN_DNN(D.cudnnSetConvolution2dDescriptor(slot.conv, s[14], s[15], s[10], s[11], s[12],
                                                s[13], CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
              "describing the convolution");
     KILN_DNN(D.cudnnSetConvolutionGroupCount(slot.conv, groups), "setting the groups");
-    // f32 stays f32 (no TF32 tensor-core math) unless --allow-tf32.
-    KILN_DNN(D.cudnnSetConvolutionMathType(slot.conv,
-                                           allowTf32_ ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH),
+    // f32 stays f32 (no TF32 tensor-core math) unless --allow-tf32; f16 on tensor
+    // cores.
+    KILN_DNN(D.cudnnSetConvolutionMathType(slot.conv, half         ? CUDNN_TENSOR_OP_MATH
+                                                      : allowTf32_ ? CUDNN_DEFAULT_MATH
+                                                                   : CUDNN_FMA_MATH),
              "setting the math type");
     bool relu = call.activation == LibraryCall::Relu;
     KILN_DNN(D.cudnnSetActivationDescriptor(slot.act,

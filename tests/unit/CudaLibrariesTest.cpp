@@ -1,8 +1,10 @@
 //===- CudaLibrariesTest.cpp - cuBLASLt/cuDNN search, calls and fallback --===//
 #include "kiln/runtime/CudaLibraries.h"
+#include "kiln/runtime/Half.h"
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -171,4 +173,68 @@ TEST_CASE("without cuBLASLt and cuDNN every call falls back", "[.cuda-libraries-
   bool ran = true;
   REQUIRE(library.run(0, call, {a.data(), b.data(), nullptr, nullptr, out.data()}, ran));
   CHECK_FALSE(ran);
+}
+
+TEST_CASE("f16 calls run on the mocks in f16 storage, f32 compute", "[cuda-library]") {
+  useMockLibraries();
+  SimCudaLibrary library(3);
+  auto halves = [](const std::vector<float> &v) {
+    std::vector<uint16_t> h(v.size());
+    narrowToHalves(v.data(), h.data(), v.size());
+    return h;
+  };
+  auto widened = [](const std::vector<uint16_t> &h) {
+    std::vector<float> v(h.size());
+    widenHalves(h.data(), v.data(), h.size());
+    return v;
+  };
+  // The result rounded once: within half an f16 ulp of the double reference.
+  auto withinHalfAnUlp = [](float got, double want) {
+    double ulp = std::ldexp(1.0, std::max(std::ilogb(std::max(std::fabs(want), 6.1e-5)), -14) - 10);
+    return std::fabs(got - want) <= 0.5 * ulp + 1e-7;
+  };
+  // out = relu(A B^T + bias + residual), f16 throughout.
+  const int M = 5, N = 7, K = 12;
+  std::vector<uint16_t> a = halves(ramp(M * K, 1.0f)), b = halves(ramp(N * K, 0.8f)),
+                        bias = halves(ramp(N, 0.3f)), residual = halves(ramp(M * N, 0.2f)),
+                        out(M * N, 0x7e00);
+  int64_t shape[] = {1, M, N, K, 0, 1, 0, 0};
+  LibraryCall call{LibraryCall::MatMul, shape, LibraryCall::Relu, 0, 0, 1.0f, true, true, true,
+                   LibraryCall::F16, LibraryCall::F16, LibraryCall::F16};
+  bool ran = false;
+  REQUIRE(library.run(0, call, {a.data(), b.data(), bias.data(), residual.data(), out.data()}, ran));
+  REQUIRE(ran);
+  std::vector<float> ref = referenceMatmul(widened(a), widened(b), 1, M, N, K, false, true, false);
+  std::vector<float> got = widened(out), wb = widened(bias), wr = widened(residual);
+  for (size_t i = 0; i < got.size(); ++i)
+    REQUIRE(withinHalfAnUlp(got[i], std::max(0.0, double(ref[i]) + wb[i % N] + wr[i])));
+  // A 3x3 convolution with bias, f16 throughout.
+  const int C = 3, H = 5, W = 5, F = 4;
+  int64_t cshape[] = {1, C, H, W, F, 3, 3, H, W, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+  std::vector<uint16_t> x = halves(ramp(C * H * W, 1.0f)), w = halves(ramp(F * C * 9, 0.4f)),
+                        cb = halves(ramp(F, 0.5f)), y(F * H * W, 0x7e00);
+  LibraryCall conv{LibraryCall::Conv, cshape, LibraryCall::None, 0, 0, 1.0f, true, false, true,
+                   LibraryCall::F16, LibraryCall::F16, LibraryCall::F16};
+  REQUIRE(library.run(1, conv, {x.data(), w.data(), cb.data(), nullptr, y.data()}, ran));
+  REQUIRE(ran);
+  std::vector<float> wx = widened(x), ww = widened(w), wcb = widened(cb), wy = widened(y);
+  for (int f = 0; f < F; ++f)
+    for (int oh = 0; oh < H; ++oh)
+      for (int ow = 0; ow < W; ++ow) {
+        double acc = wcb[f];
+        for (int c = 0; c < C; ++c)
+          for (int r = 0; r < 3; ++r)
+            for (int s = 0; s < 3; ++s) {
+              int ih = oh - 1 + r, iw = ow - 1 + s;
+              if (ih >= 0 && ih < H && iw >= 0 && iw < W)
+                acc += double(wx[(c * H + ih) * W + iw]) * ww[((f * C + c) * 3 + r) * 3 + s];
+            }
+        REQUIRE(withinHalfAnUlp(wy[(f * H + oh) * W + ow], acc));
+      }
+  // An f16 call with an f32 input is not cuda's: it says it did not run.
+  LibraryCall mixed = conv;
+  mixed.inputType = LibraryCall::F32;
+  std::vector<float> x32 = wx;
+  REQUIRE(library.run(2, mixed, {x32.data(), w.data(), cb.data(), nullptr, y.data()}, ran));
+  REQUIRE_FALSE(ran);
 }

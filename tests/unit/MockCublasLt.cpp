@@ -4,21 +4,25 @@
 // runtime at it): the cuBLASLt subset Kiln calls (CudaLibraries.h). Every
 // descriptor is checked against cuBLASLt's documented rules, and a failed check
 // returns CUBLAS_STATUS_INVALID_VALUE (or NOT_SUPPORTED) with the reason on stderr:
-//   - compute type 32F or 32F_FAST_TF32 with scale type 32F; matrices 32F;
+//   - compute type 32F or 32F_FAST_TF32 with scale type 32F; matrices all 32F, or
+//     all 16F with compute 32F (not FAST_TF32, which is for 32F inputs);
 //   - a layout's leading dimension at least its rows (column-major), batch count
 //     at least 1;
 //   - attribute values of the documented size; epilogues DEFAULT, RELU, BIAS,
-//     RELU_BIAS, GELU, GELU_BIAS, the bias 32F and set when the epilogue reads it;
+//     RELU_BIAS, GELU, GELU_BIAS, the bias of the output's type (cublasLt.h) and set
+//     when the epilogue reads it;
 //   - op(A) m x k, op(B) k x n, C and D m x n, one batch count for all four;
 //   - a workspace at least the algorithm's (the heuristic asks for 1 MiB where the
 //     preference allows it), which the matmul then scribbles on: a workspace that
 //     overlaps live data shows as a wrong answer.
 // Memory is host memory (the mock driver's, or cuda-sim's), so it computes
-// D = epilogue(alpha op(A) op(B) + beta C + bias) in double; GELU is the tanh form.
+// D = epilogue(alpha op(A) op(B) + beta C + bias) in double (16F operands widened,
+// the result rounded once to D's type); GELU is the tanh form.
 //
 //===----------------------------------------------------------------------===//
 #include "MockTrace.h"
 #include "kiln/runtime/CudaLibraries.h"
+#include "kiln/runtime/Half.h"
 
 #include <cmath>
 #include <cstdio>
@@ -49,9 +53,10 @@ struct cublasLtMatmulDescOpaque {
   int32_t transA = CUBLAS_OP_N, transB = CUBLAS_OP_N;
   uint32_t epilogue = CUBLASLT_EPILOGUE_DEFAULT;
   const void *bias = nullptr;
-  int32_t biasType = CUDA_R_32F;
+  int32_t biasType = -1; // -1: the output's type
 };
 struct cublasLtMatrixLayoutOpaque {
+  int32_t type;
   uint64_t rows, cols;
   int64_t ld;
   int32_t batch = 1;
@@ -91,6 +96,17 @@ int checkProblem(const cublasLtMatmulDescOpaque *d, const cublasLtMatrixLayoutOp
     return invalid("C and D differ in shape");
   if (a->batch != dd->batch || b->batch != dd->batch || c->batch != dd->batch)
     return invalid("batch counts differ");
+  if (a->type != b->type || c->type != dd->type || a->type != c->type)
+    return invalid("matrix types " + std::to_string(a->type) + ", " + std::to_string(b->type) +
+                       ", " + std::to_string(c->type) + ", " + std::to_string(dd->type) +
+                       " (the mock has all 32F or all 16F)",
+                   CUBLAS_STATUS_NOT_SUPPORTED);
+  if (a->type == CUDA_R_16F && d->compute != CUBLAS_COMPUTE_32F)
+    return invalid("16F matrices with compute type " + std::to_string(d->compute) +
+                   " (32F_FAST_TF32 is for 32F inputs)");
+  if (d->biasType != -1 && d->biasType != dd->type)
+    return invalid("bias type " + std::to_string(d->biasType) + " with " +
+                   std::to_string(dd->type) + " output");
   return CUBLAS_STATUS_SUCCESS;
 }
 
@@ -182,8 +198,8 @@ cublasStatus_t cublasLtMatmulDescSetAttribute(cublasLtMatmulDesc_t d,
     if (!need(4))
       return invalid("BIAS_DATA_TYPE takes an int32_t");
     std::memcpy(&d->biasType, buf, 4);
-    if (d->biasType != CUDA_R_32F)
-      return invalid("bias type " + std::to_string(d->biasType) + " with 32F output");
+    if (d->biasType != CUDA_R_32F && d->biasType != CUDA_R_16F)
+      return invalid("bias type " + std::to_string(d->biasType));
     return CUBLAS_STATUS_SUCCESS;
   default:
     return invalid("matmul attribute " + std::to_string(attr) + " (not in the mock)");
@@ -192,13 +208,13 @@ cublasStatus_t cublasLtMatmulDescSetAttribute(cublasLtMatmulDesc_t d,
 
 cublasStatus_t cublasLtMatrixLayoutCreate(cublasLtMatrixLayout_t *l, cudaDataType_t type,
                                           uint64_t rows, uint64_t cols, int64_t ld) {
-  if (type != CUDA_R_32F)
-    return invalid("matrix type " + std::to_string(type) + " (the mock has 32F only)",
+  if (type != CUDA_R_32F && type != CUDA_R_16F)
+    return invalid("matrix type " + std::to_string(type) + " (the mock has 32F and 16F)",
                    CUBLAS_STATUS_NOT_SUPPORTED);
   if (rows == 0 || cols == 0 || ld < static_cast<int64_t>(rows))
     return invalid("layout " + std::to_string(rows) + "x" + std::to_string(cols) + " with ld " +
                    std::to_string(ld) + " (column-major: ld >= rows)");
-  *l = new cublasLtMatrixLayoutOpaque{rows, cols, ld};
+  *l = new cublasLtMatrixLayoutOpaque{type, rows, cols, ld};
   return CUBLAS_STATUS_SUCCESS;
 }
 cublasStatus_t cublasLtMatrixLayoutDestroy(cublasLtMatrixLayout_t l) {
@@ -277,9 +293,11 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t h, cublasLtMatmulDesc_t d, const 
     return r;
   if (!alpha || !beta || !A || !B || !C || !D)
     return invalid("cublasLtMatmul: null alpha, beta or matrix");
+  size_t bytes = a->type == CUDA_R_16F ? 2 : 4;
   for (const void *p : {A, B, C, static_cast<const void *>(D)})
-    if (reinterpret_cast<uintptr_t>(p) % 4)
-      return invalid("a matrix pointer not aligned to its 4-byte elements");
+    if (reinterpret_cast<uintptr_t>(p) % bytes)
+      return invalid("a matrix pointer not aligned to its " + std::to_string(bytes) +
+                     "-byte elements");
   if (!algo || algo->data[0] != kMagic)
     return invalid("an algorithm not from cublasLtMatmulAlgoGetHeuristic");
   if (workspaceSize < algo->data[1] || (workspaceSize && !workspace))
@@ -297,9 +315,22 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t h, cublasLtMatmulDesc_t d, const 
   float al, be;
   std::memcpy(&al, alpha, 4);
   std::memcpy(&be, beta, 4);
-  auto fa = static_cast<const float *>(A), fb = static_cast<const float *>(B),
-       fc = static_cast<const float *>(C), fbias = static_cast<const float *>(d->bias);
-  auto fd = static_cast<float *>(D);
+  // Elements as double, of the matrices' type (the bias: the output's).
+  bool half = a->type == CUDA_R_16F;
+  auto load = [half](const void *base, int64_t i) -> double {
+    if (!half)
+      return static_cast<const float *>(base)[i];
+    float f;
+    kiln::rt::widenHalves(static_cast<const uint16_t *>(base) + i, &f, 1);
+    return f;
+  };
+  auto store = [half](void *base, int64_t i, double v) {
+    float f = static_cast<float>(v);
+    if (half)
+      kiln::rt::narrowToHalves(&f, static_cast<uint16_t *>(base) + i, 1);
+    else
+      static_cast<float *>(base)[i] = f;
+  };
   uint64_t m, k, n, kk;
   opShape(a, d->transA, m, k);
   opShape(b, d->transB, kk, n);
@@ -309,22 +340,22 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t h, cublasLtMatmulDesc_t d, const 
       for (uint64_t i = 0; i < m; ++i) {
         double acc = 0;
         for (uint64_t p = 0; p < k; ++p) {
-          double x = d->transA == CUBLAS_OP_N ? fa[batch * a->stride + i + p * a->ld]
-                                              : fa[batch * a->stride + p + i * a->ld];
-          double y = d->transB == CUBLAS_OP_N ? fb[batch * b->stride + p + j * b->ld]
-                                              : fb[batch * b->stride + j + p * b->ld];
+          double x = d->transA == CUBLAS_OP_N ? load(A, batch * a->stride + i + p * a->ld)
+                                              : load(A, batch * a->stride + p + i * a->ld);
+          double y = d->transB == CUBLAS_OP_N ? load(B, batch * b->stride + p + j * b->ld)
+                                              : load(B, batch * b->stride + j + p * b->ld);
           acc += x * y;
         }
         double v = al * acc;
         if (be != 0)
-          v += be * fc[batch * c->stride + i + j * c->ld];
+          v += be * load(C, batch * c->stride + i + j * c->ld);
         if (hasBias(d->epilogue))
-          v += fbias[i];
+          v += load(d->bias, i);
         if (act == CUBLASLT_EPILOGUE_RELU)
           v = v > 0 ? v : 0;
         else if (act == CUBLASLT_EPILOGUE_GELU)
           v = 0.5 * v * (1 + std::tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)));
-        fd[batch * dd->stride + i + j * dd->ld] = static_cast<float>(v);
+        store(D, batch * dd->stride + i + j * dd->ld, v);
       }
   return CUBLAS_STATUS_SUCCESS;
 }

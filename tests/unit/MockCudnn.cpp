@@ -4,20 +4,23 @@
 // at it): the legacy convolution subset Kiln calls (CudaLibraries.h). Every
 // descriptor is checked against cuDNN's documented rules, a failed check returns
 // CUDNN_STATUS_BAD_PARAM (or NOT_SUPPORTED) with the reason on stderr:
-//   - 4-d NCHW float tensors and filters with positive sizes; padding >= 0,
+//   - 4-d NCHW float or half tensors and filters with positive sizes; padding >= 0,
 //     strides and dilations >= 1, group count >= 1 dividing the filter count, the
 //     input's channels = the filter's channels x groups;
 //   - cudnnConvolutionBiasActivationForward: activation RELU, or IDENTITY only with
 //     IMPLICIT_PRECOMP_GEMM; y's dims the convolution's output dims; z like y; the
-//     bias 1 x K x 1 x 1; a workspace at least the algorithm's (GEMM asks for its
-//     im2col buffer), which the call scribbles on.
+//     bias 1 x K x 1 x 1; x, w, y, z and the bias all FLOAT, or all HALF (the
+//     pseudo-half configuration), the convolution computed in FLOAT; a workspace at
+//     least the algorithm's (GEMM asks for its im2col buffer), which the call
+//     scribbles on.
 // Memory is host memory (the mock driver's, or cuda-sim's): it computes
-// y = act(alpha1 conv(x, w) + alpha2 z + bias) in double, z read before y is
-// written (they may alias).
+// y = act(alpha1 conv(x, w) + alpha2 z + bias) in double (half operands widened, y
+// rounded once), z read before y is written (they may alias).
 //
 //===----------------------------------------------------------------------===//
 #include "MockTrace.h"
 #include "kiln/runtime/CudaLibraries.h"
+#include "kiln/runtime/Half.h"
 
 #include <cstdio>
 #include <cstring>
@@ -42,14 +45,15 @@ struct cudnnContext {
   uint64_t magic = kMagic;
 };
 struct cudnnTensorStruct {
-  int n = 0, c = 0, h = 0, w = 0;
+  int n = 0, c = 0, h = 0, w = 0, type = -1;
 };
 struct cudnnFilterStruct {
-  int k = 0, c = 0, h = 0, w = 0;
+  int k = 0, c = 0, h = 0, w = 0, type = -1;
 };
 struct cudnnConvolutionStruct {
   int padH = -1, padW = -1, strideH = 0, strideW = 0, dilH = 0, dilW = 0;
-  int mode = CUDNN_CROSS_CORRELATION, groups = 1, math = CUDNN_DEFAULT_MATH;
+  int mode = CUDNN_CROSS_CORRELATION, groups = 1, math = CUDNN_DEFAULT_MATH,
+      compute = CUDNN_DATA_FLOAT;
 };
 struct cudnnActivationStruct {
   int mode = -1;
@@ -128,13 +132,13 @@ cudnnStatus_t cudnnCreateTensorDescriptor(cudnnTensorDescriptor_t *t) {
 }
 cudnnStatus_t cudnnSetTensor4dDescriptor(cudnnTensorDescriptor_t t, cudnnTensorFormat_t format,
                                          cudnnDataType_t type, int n, int c, int h, int w) {
-  if (format != CUDNN_TENSOR_NCHW || type != CUDNN_DATA_FLOAT)
+  if (format != CUDNN_TENSOR_NCHW || (type != CUDNN_DATA_FLOAT && type != CUDNN_DATA_HALF))
     return bad("tensor format " + std::to_string(format) + " type " + std::to_string(type) +
-                   " (the mock has NCHW float only)",
+                   " (the mock has NCHW float and half only)",
                CUDNN_STATUS_NOT_SUPPORTED);
   if (n < 1 || c < 1 || h < 1 || w < 1)
     return bad("tensor dims must be positive");
-  *t = {n, c, h, w};
+  *t = {n, c, h, w, type};
   return CUDNN_STATUS_SUCCESS;
 }
 cudnnStatus_t cudnnDestroyTensorDescriptor(cudnnTensorDescriptor_t t) {
@@ -147,11 +151,12 @@ cudnnStatus_t cudnnCreateFilterDescriptor(cudnnFilterDescriptor_t *f) {
 }
 cudnnStatus_t cudnnSetFilter4dDescriptor(cudnnFilterDescriptor_t f, cudnnDataType_t type,
                                          cudnnTensorFormat_t format, int k, int c, int h, int w) {
-  if (format != CUDNN_TENSOR_NCHW || type != CUDNN_DATA_FLOAT)
-    return bad("filter format/type (the mock has NCHW float only)", CUDNN_STATUS_NOT_SUPPORTED);
+  if (format != CUDNN_TENSOR_NCHW || (type != CUDNN_DATA_FLOAT && type != CUDNN_DATA_HALF))
+    return bad("filter format/type (the mock has NCHW float and half only)",
+               CUDNN_STATUS_NOT_SUPPORTED);
   if (k < 1 || c < 1 || h < 1 || w < 1)
     return bad("filter dims must be positive");
-  *f = {k, c, h, w};
+  *f = {k, c, h, w, type};
   return CUDNN_STATUS_SUCCESS;
 }
 cudnnStatus_t cudnnDestroyFilterDescriptor(cudnnFilterDescriptor_t f) {
@@ -180,6 +185,7 @@ cudnnStatus_t cudnnSetConvolution2dDescriptor(cudnnConvolutionDescriptor_t c, in
   c->dilH = dilH;
   c->dilW = dilW;
   c->mode = mode;
+  c->compute = compute;
   return CUDNN_STATUS_SUCCESS;
 }
 cudnnStatus_t cudnnSetConvolutionGroupCount(cudnnConvolutionDescriptor_t c, int groups) {
@@ -295,6 +301,17 @@ cudnnStatus_t cudnnConvolutionBiasActivationForward(
   if (act->mode != CUDNN_ACTIVATION_RELU && act->mode != CUDNN_ACTIVATION_IDENTITY)
     return bad("activation " + std::to_string(act->mode) + " (RELU or IDENTITY only)",
                CUDNN_STATUS_NOT_SUPPORTED);
+  // FLOAT_CONFIG or PSEUDO_HALF_CONFIG: one storage type for all, computed in FLOAT.
+  int type = xd->type;
+  if (wd->type != type || yd->type != type || zd->type != type || bd->type != type ||
+      conv->compute != CUDNN_DATA_FLOAT)
+    return bad("types x " + std::to_string(xd->type) + ", w " + std::to_string(wd->type) +
+                   ", y " + std::to_string(yd->type) + ", z " + std::to_string(zd->type) +
+                   ", bias " + std::to_string(bd->type) + ", compute " +
+                   std::to_string(conv->compute) +
+                   " (FLOAT_CONFIG or PSEUDO_HALF_CONFIG: all FLOAT or all HALF, computed "
+                   "in FLOAT)",
+               CUDNN_STATUS_NOT_SUPPORTED);
   if (act->mode == CUDNN_ACTIVATION_IDENTITY &&
       algo != CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM)
     return bad("IDENTITY needs IMPLICIT_PRECOMP_GEMM", CUDNN_STATUS_NOT_SUPPORTED);
@@ -313,9 +330,14 @@ cudnnStatus_t cudnnConvolutionBiasActivationForward(
   float a1, a2;
   std::memcpy(&a1, alpha1, 4);
   std::memcpy(&a2, alpha2, 4);
-  auto fx = static_cast<const float *>(x), fw = static_cast<const float *>(w),
-       fz = static_cast<const float *>(z), fb = static_cast<const float *>(bias);
-  auto fy = static_cast<float *>(y);
+  bool half = type == CUDNN_DATA_HALF;
+  auto load = [half](const void *base, size_t i) -> double {
+    if (!half)
+      return static_cast<const float *>(base)[i];
+    float f;
+    kiln::rt::widenHalves(static_cast<const uint16_t *>(base) + i, &f, 1);
+    return f;
+  };
   int groupFilters = wd->k / conv->groups;
   for (int n = 0; n < yd->n; ++n)
     for (int k = 0; k < yd->c; ++k)
@@ -333,19 +355,22 @@ cudnnStatus_t cudnnConvolutionBiasActivationForward(
                 // CUDNN_CONVOLUTION flips the filter; cross-correlation does not.
                 int fr = conv->mode == 0 ? wd->h - 1 - r : r;
                 int fs = conv->mode == 0 ? wd->w - 1 - s : s;
-                acc += static_cast<double>(
-                           fx[((static_cast<size_t>(n) * xd->c + g * wd->c + c) * xd->h + ih) *
-                                  xd->w +
-                              iw]) *
-                       fw[((static_cast<size_t>(k) * wd->c + c) * wd->h + fr) * wd->w + fs];
+                acc += load(x, ((static_cast<size_t>(n) * xd->c + g * wd->c + c) * xd->h + ih) *
+                                       xd->w +
+                                   iw) *
+                       load(w, ((static_cast<size_t>(k) * wd->c + c) * wd->h + fr) * wd->w + fs);
               }
           size_t at = ((static_cast<size_t>(n) * yd->c + k) * yd->h + oh) * yd->w + ow;
-          double v = a1 * acc + fb[k];
+          double v = a1 * acc + load(bias, k);
           if (a2 != 0)
-            v += a2 * fz[at];
+            v += a2 * load(z, at);
           if (act->mode == CUDNN_ACTIVATION_RELU && v < 0)
             v = 0;
-          fy[at] = static_cast<float>(v);
+          float f = static_cast<float>(v);
+          if (half)
+            kiln::rt::narrowToHalves(&f, static_cast<uint16_t *>(y) + at, 1);
+          else
+            static_cast<float *>(y)[at] = f;
         }
   return CUDNN_STATUS_SUCCESS;
 }

@@ -25,12 +25,18 @@
 // f16 (the same model at --precision fp16): the contractions read f16 into f32
 // accumulators. engine=onednn takes the 7 it took at f32, the first conv rounding
 // its f32 input to f16 as it reads it, the last two matmuls widening their f16
-// results into f32 outputs; engine=cuda none (f32 only so far).
+// results into f32 outputs; engine=cuda the two whose every operand is f16 that
+// it took at f32 (the residual conv, the Gemm).
 // RUN: kiln compile %t3.onnx --precision fp16 --no-precision-check --contractions kiln --compile-to plan -o %t4.mlir
 // RUN: kiln-opt --kiln-select-library-calls %t4.mlir | FileCheck %s --check-prefix=F16
 // RUN: kiln-opt --kiln-select-library-calls=engine=cuda %t4.mlir | FileCheck %s --check-prefix=F16-CUDA
 // F16-COUNT-7: library_call
 // F16-NOT: library_call
+// F16-CUDA: kiln.launch @k0(
+// F16-CUDA-NOT: library
+// F16-CUDA-SAME: memref<1x8x10x10xf32>
+// F16-CUDA: kiln.launch @k2({{.*}}library_call<"conv"
+// F16-CUDA: kiln.launch @k4({{.*}}library_call<"matmul"
 // F16-CUDA-NOT: library_call
 // fallback-kernels=false: a kernel that only library calls launch keeps its
 // signature, no body; the others keep theirs.
