@@ -27,6 +27,9 @@
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Transforms/Passes.h"
 
+#include "llvm/IR/DiagnosticInfo.h"
+#include "llvm/IR/DiagnosticPrinter.h"
+#include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 #include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/Support/FileSystem.h"
@@ -66,6 +69,20 @@ bool emitHostObject(ModuleOp module, const std::string &path,
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
   llvm::LLVMContext llvmContext;
+  // Forcing f16 loops to vectorize (OptimizeOptions::vectorizeHalfLoops) is a hint:
+  // where LLVM cannot, its "loop not vectorized" warning says nothing to a user.
+  // Errors and other warnings go to stderr as LLVM's default handler writes them.
+  llvmContext.setDiagnosticHandlerCallBack(
+      [](const llvm::DiagnosticInfo *info, void *) {
+        if (info->getKind() == llvm::DK_OptimizationFailure ||
+            info->getSeverity() == llvm::DS_Remark || info->getSeverity() == llvm::DS_Note)
+          return;
+        llvm::DiagnosticPrinterRawOStream printer(llvm::errs());
+        llvm::errs() << (info->getSeverity() == llvm::DS_Error ? "error: " : "warning: ");
+        info->print(printer);
+        llvm::errs() << "\n";
+      },
+      nullptr);
   std::unique_ptr<llvm::Module> llvmModule =
       translateLlvmOps(*module.getBody(), module.getLoc(), llvmContext, error);
   if (!llvmModule)

@@ -21,13 +21,16 @@ namespace kiln {
 namespace {
 
 /// out[batch..., i, j] = sum_k a[batch..., i, k] * b[batch..., k, j]: loops
-/// (batch..., i, j, k), the reduction last.
+/// (batch..., i, j, k), the reduction last, summed in the accumulator type
+/// (accumulatorType: f32 for f16) and converted back.
 Value batchedMatMul(OpBuilder &b, Location loc, Value lhs, Value rhs) {
   auto a = cast<RankedTensorType>(lhs.getType()), c = cast<RankedTensorType>(rhs.getType());
   int64_t r = a.getRank();
   SmallVector<int64_t> shape(a.getShape());
   shape[r - 1] = c.getDimSize(r - 1);
   auto type = RankedTensorType::get(shape, a.getElementType());
+  RankedTensorType accType = accumulatorTensorType(type);
+  Type acc = accType.getElementType();
   MLIRContext *ctx = b.getContext();
   SmallVector<AffineExpr> batch;
   for (int64_t d = 0; d < r - 2; ++d)
@@ -42,19 +45,14 @@ Value batchedMatMul(OpBuilder &b, Location loc, Value lhs, Value rhs) {
   };
   SmallVector<utils::IteratorType> iters(r, utils::IteratorType::parallel);
   iters.push_back(utils::IteratorType::reduction);
-  Value zero = scalarConstant(b, loc, a.getElementType(), 0.0);
-  Value init = b.create<linalg::FillOp>(
-                    loc, zero, b.create<tensor::EmptyOp>(loc, shape, a.getElementType()).getResult())
-                   .getResult(0);
-  return b
-      .create<linalg::GenericOp>(
-          loc, type, ValueRange{lhs, rhs}, ValueRange{init},
-          ArrayRef<AffineMap>{map(i, k), map(k, j), map(i, j)}, iters,
-          [](OpBuilder &nb, Location l, ValueRange args) {
-            Value p = nb.create<arith::MulFOp>(l, args[0], args[1]);
-            nb.create<linalg::YieldOp>(l, ValueRange{nb.create<arith::AddFOp>(l, args[2], p)});
-          })
-      .getResult(0);
+  auto generic = b.create<linalg::GenericOp>(
+      loc, TypeRange{accType}, ValueRange{lhs, rhs}, ValueRange{filledTensor(b, loc, accType, 0)},
+      ArrayRef<AffineMap>{map(i, k), map(k, j), map(i, j)}, iters,
+      [acc](OpBuilder &nb, Location l, ValueRange args) {
+        nb.create<linalg::YieldOp>(l, multiplyAdd(nb, l, castFloat(nb, l, args[0], acc),
+                                                  castFloat(nb, l, args[1], acc), args[2]));
+      });
+  return fromAccumulator(b, loc, generic.getResult(0), type);
 }
 
 struct AttentionLowering : OpConversionPattern<AttentionOp> {

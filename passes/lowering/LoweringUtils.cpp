@@ -52,6 +52,12 @@ Value filledTensor(OpBuilder &b, Location loc, RankedTensorType type, double val
   return b.create<linalg::FillOp>(loc, scalar, emptyTensor(b, loc, type)).getResult(0);
 }
 
+Value multiplyAdd(OpBuilder &b, Location loc, Value a, Value x, Value acc) {
+  if (isa<FloatType>(a.getType()))
+    return b.create<arith::AddFOp>(loc, acc, b.create<arith::MulFOp>(loc, a, x));
+  return b.create<arith::AddIOp>(loc, acc, b.create<arith::MulIOp>(loc, a, x));
+}
+
 Type accumulatorType(Type elem) {
   if (elem.isF16() || elem.isBF16())
     return Float32Type::get(elem.getContext());

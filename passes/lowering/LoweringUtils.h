@@ -38,6 +38,10 @@ mlir::Value emptyTensor(mlir::OpBuilder &b, mlir::Location loc,
 mlir::Value filledTensor(mlir::OpBuilder &b, mlir::Location loc,
                          mlir::RankedTensorType type, double value);
 
+/// acc + a * x (float or integer), the contractions' body.
+mlir::Value multiplyAdd(mlir::OpBuilder &b, mlir::Location loc, mlir::Value a, mlir::Value x,
+                        mlir::Value acc);
+
 /// Kiln's one accumulator-type policy: every lowering that sums (contractions,
 /// convolutions, pooling, reductions) accumulates 16-bit floats in f32, reading and
 /// writing the tensors' own type; other types accumulate in themselves. Both

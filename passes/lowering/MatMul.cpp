@@ -18,12 +18,6 @@ using namespace mlir;
 namespace kiln {
 namespace {
 
-Value multiplyAdd(OpBuilder &b, Location loc, Value a, Value x, Value acc) {
-  if (isa<FloatType>(a.getType()))
-    return b.create<arith::AddFOp>(loc, acc, b.create<arith::MulFOp>(loc, a, x));
-  return b.create<arith::AddIOp>(loc, acc, b.create<arith::MulIOp>(loc, a, x));
-}
-
 /// C[batch..., m, n] = sum_k A * B. The iteration order is (batch..., m, k, n):
 /// with n innermost, the loops that codegen emits stream through rows of B and C
 /// (unit stride, vectorizable) instead of striding down B's columns.

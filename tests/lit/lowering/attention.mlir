@@ -21,3 +21,24 @@ func.func @attention(%q: tensor<2x3x8xf32>, %kt: tensor<2x8x5xf32>, %v: tensor<2
   %o = "kiln.attention"(%q, %kt, %v, %keep) <{fill = -1.0e4 : f64, mask_kind = "keep", scale = 0.125 : f64}> : (tensor<2x3x8xf32>, tensor<2x8x5xf32>, tensor<2x5x6xf32>, tensor<2x1x5xi1>) -> tensor<2x3x6xf32>
   return %o : tensor<2x3x6xf32>
 }
+
+// f16: both contractions follow the accumulator policy (accumulatorType): f16
+// read, widened, summed into an f32 accumulator, narrowed by an elementwise truncf.
+// CHECK-LABEL: func.func @attention_f16
+// CHECK: %[[S16:.*]] = linalg.generic {{.*}}"reduction"]{{.*}} ins(%arg0, %arg1 : tensor<2x3x8xf16>, tensor<2x8x5xf16>) outs(%{{.*}} : tensor<2x3x5xf32>)
+// CHECK: arith.extf
+// CHECK: arith.extf
+// CHECK: arith.mulf {{.*}} : f32
+// CHECK: arith.addf {{.*}} : f32
+// CHECK: linalg.generic {{.*}} ins(%[[S16]] : tensor<2x3x5xf32>) outs(%{{.*}} : tensor<2x3x5xf16>)
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: arith.truncf
+// CHECK: %[[O16:.*]] = linalg.generic {{.*}}"reduction"]{{.*}} outs(%{{.*}} : tensor<2x3x6xf32>)
+// CHECK: arith.addf {{.*}} : f32
+// CHECK: linalg.generic {{.*}} ins(%[[O16]] : tensor<2x3x6xf32>) outs(%{{.*}} : tensor<2x3x6xf16>)
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: arith.truncf
+func.func @attention_f16(%q: tensor<2x3x8xf16>, %kt: tensor<2x8x5xf16>, %v: tensor<2x5x6xf16>) -> tensor<2x3x6xf16> {
+  %o = "kiln.attention"(%q, %kt, %v) <{fill = 0.0 : f64, mask_kind = "none", scale = 0.125 : f64}> : (tensor<2x3x8xf16>, tensor<2x8x5xf16>, tensor<2x5x6xf16>) -> tensor<2x3x6xf16>
+  return %o : tensor<2x3x6xf16>
+}
