@@ -1,5 +1,6 @@
 //===- OnnxBuilder.cpp - Build onnx ops typed by their shape functions ----===//
 #include "passes/graph/OnnxBuilder.h"
+#include "kiln/runtime/Half.h"
 #include "dialects/onnx/OnnxDialect.h"
 #include "passes/graph/EvaluateOnnx.h"
 
@@ -63,33 +64,6 @@ Value OnnxBuilder::constant(DenseElementsAttr value) {
   return c.getResult();
 }
 
-namespace {
-/// IEEE half bits of `f`, rounded to nearest even (as APFloat would, ~100x faster:
-/// weights run to tens of millions of values).
-uint16_t halfBits(float f) {
-  uint32_t x;
-  std::memcpy(&x, &f, sizeof x);
-  uint32_t sign = (x >> 16) & 0x8000u, abs = x & 0x7fffffffu;
-  if (abs >= 0x7f800000u) // inf, NaN (quiet, payload's top bits kept)
-    return static_cast<uint16_t>(sign | 0x7c00u |
-                                 (abs > 0x7f800000u ? 0x200u | ((abs >> 13) & 0x3ffu) : 0));
-  if (abs >= 0x477ff000u) // rounds past 65504
-    return static_cast<uint16_t>(sign | 0x7c00u);
-  if (abs < 0x38800000u) { // subnormal or zero in half
-    if (abs < 0x33000000u) // below half the smallest subnormal: +-0
-      return static_cast<uint16_t>(sign);
-    uint32_t mant = (abs & 0x7fffffu) | 0x800000u;
-    int shift = 126 - static_cast<int>(abs >> 23); // 14..24
-    uint32_t half = mant >> shift, rest = mant & ((1u << shift) - 1), mid = 1u << (shift - 1);
-    half += rest > mid || (rest == mid && (half & 1u));
-    return static_cast<uint16_t>(sign | half);
-  }
-  uint32_t half = ((abs >> 13) - (112u << 10)), rest = abs & 0x1fffu;
-  half += rest > 0x1000u || (rest == 0x1000u && (half & 1u));
-  return static_cast<uint16_t>(sign | half);
-}
-} // namespace
-
 Value OnnxBuilder::floats(RankedTensorType type, ArrayRef<double> values, StringRef name) {
   auto elem = cast<FloatType>(type.getElementType());
   auto convert = [&](double d) {
@@ -121,7 +95,8 @@ Value OnnxBuilder::floats(RankedTensorType type, ArrayRef<double> values, String
     } else if (elem.isF64()) {
       std::memcpy(at, &values[i], sizeof(double));
     } else if (float f = static_cast<float>(values[i]); elem.isF16() && f == values[i]) {
-      uint16_t bits = halfBits(f);
+      uint16_t bits;
+      kiln::rt::narrowToHalves(&f, &bits, 1);
       std::memcpy(at, &bits, sizeof bits);
     } else {
       uint64_t bits = convert(values[i]).bitcastToAPInt().getZExtValue();
@@ -133,15 +108,12 @@ Value OnnxBuilder::floats(RankedTensorType type, ArrayRef<double> values, String
 
 Value OnnxBuilder::halvesOf(RankedTensorType type, ArrayRef<char> f32Data, StringRef name) {
   size_t n = f32Data.size() / sizeof(float);
+  std::vector<float> floats(n);
+  std::memcpy(floats.data(), f32Data.data(), n * sizeof(float));
+  if (llvm::any_of(floats, [](float f) { return std::isfinite(f) && std::fabs(f) > kHalfMax; }))
+    return nullptr;
   std::vector<char> data(n * sizeof(uint16_t));
-  for (size_t i = 0; i < n; ++i) {
-    float f;
-    std::memcpy(&f, f32Data.data() + i * sizeof f, sizeof f);
-    if (std::isfinite(f) && std::fabs(f) > kHalfMax)
-      return nullptr;
-    uint16_t bits = halfBits(f);
-    std::memcpy(data.data() + i * sizeof bits, &bits, sizeof bits);
-  }
+  kiln::rt::narrowToHalves(floats.data(), reinterpret_cast<uint16_t *>(data.data()), n);
   if (n > 0 && llvm::all_of(llvm::seq<size_t>(1, n), [&](size_t i) {
         return std::memcmp(data.data() + i * 2, data.data(), 2) == 0;
       })) {

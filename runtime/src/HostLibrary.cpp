@@ -127,7 +127,6 @@ struct Primitive {
   std::unique_ptr<char[]> reordered;
   const void *reorderedFrom = nullptr;
   // f16 calls: each operand's elements, and the bias widened.
-  bool half = false;
   size_t srcElements = 0, weightsElements = 0, dstElements = 0, biasElements = 0;
   std::unique_ptr<float[]> widenedBias;
 
@@ -293,7 +292,6 @@ bool build(const LibraryCall &call, Primitive &p) {
       return false;
   }
   if (call.dtype == LibraryCall::F16) {
-    p.half = true;
     p.srcElements = d.dnnl_memory_desc_get_size(&userSrc) / sizeof(float);
     p.weightsElements = d.dnnl_memory_desc_get_size(&userWeights) / sizeof(float);
     p.dstElements = d.dnnl_memory_desc_get_size(&userDst) / sizeof(float);
@@ -389,6 +387,7 @@ Status HostLibrary::run(int index, const LibraryCall &call, const LibraryBuffers
   // f16: the operands widened to f32 (constant weights below, once), the output
   // computed in f32 scratch (holding the residual first) and rounded at the end.
   LibraryBuffers buffers = given;
+  bool half = call.dtype == LibraryCall::F16;
   float *wide = nullptr;
   auto widened = [&](int which, const void *from, size_t n) {
     auto *to = static_cast<float *>(threadScratch(which, n * sizeof(float)));
@@ -396,7 +395,7 @@ Status HostLibrary::run(int index, const LibraryCall &call, const LibraryBuffers
       widenHalves(static_cast<const uint16_t *>(from), to, n);
     return to;
   };
-  if (p.half) {
+  if (half) {
     wide = static_cast<float *>(threadScratch(4, p.dstElements * sizeof(float)));
     if (!wide)
       return outOfMemory();
@@ -419,7 +418,7 @@ Status HostLibrary::run(int index, const LibraryCall &call, const LibraryBuffers
       buffers.bias = p.widenedBias.get();
     }
   }
-  if (p.weightsIn || (p.half && call.constantWeights)) {
+  if (p.weightsIn || (half && call.constantWeights)) {
     // Constant weights: reordered (f16: widened first, or only widened where the
     // primitive reads them as they are) on the first run, and again if the
     // model's weights moved, which they do not while it lives.
@@ -430,7 +429,7 @@ Status HostLibrary::run(int index, const LibraryCall &call, const LibraryBuffers
                     p.weightsElements);
       } else {
         const void *from = given.weights;
-        if (p.half && !(from = widened(2, given.weights, p.weightsElements)))
+        if (half && !(from = widened(2, given.weights, p.weightsElements)))
           return outOfMemory();
         if (!bind(p.userWeights, from) || !bind(p.weights, target) ||
             !reorder(p.weightsIn, p.userWeights, p.weights))
@@ -442,7 +441,7 @@ Status HostLibrary::run(int index, const LibraryCall &call, const LibraryBuffers
       return fail("binding the weights");
   } else {
     const void *weights = given.weights;
-    if (p.half && !(weights = widened(2, given.weights, p.weightsElements)))
+    if (half && !(weights = widened(2, given.weights, p.weightsElements)))
       return outOfMemory();
     if (!bind(p.weights, weights))
       return fail("binding the weights");
@@ -490,9 +489,9 @@ Status HostLibrary::run(int index, const LibraryCall &call, const LibraryBuffers
     return fail("the primitive");
   if (p.dstOut && !reorder(p.dstOut, p.dst, p.userDst))
     return fail("reordering the output");
-  if (p.half && call.outputType == LibraryCall::F32)
+  if (half && call.outputType == LibraryCall::F32)
     roundThroughHalves(wide, static_cast<float *>(given.output), p.dstElements);
-  else if (p.half)
+  else if (half)
     narrowToHalves(wide, static_cast<uint16_t *>(given.output), p.dstElements);
   ++slot.libraryRuns;
   ran = true;

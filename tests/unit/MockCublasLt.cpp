@@ -22,7 +22,6 @@
 //===----------------------------------------------------------------------===//
 #include "MockTrace.h"
 #include "kiln/runtime/CudaLibraries.h"
-#include "kiln/runtime/Half.h"
 
 #include <cmath>
 #include <cstdio>
@@ -317,20 +316,7 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t h, cublasLtMatmulDesc_t d, const 
   std::memcpy(&be, beta, 4);
   // Elements as double, of the matrices' type (the bias: the output's).
   bool half = a->type == CUDA_R_16F;
-  auto load = [half](const void *base, int64_t i) -> double {
-    if (!half)
-      return static_cast<const float *>(base)[i];
-    float f;
-    kiln::rt::widenHalves(static_cast<const uint16_t *>(base) + i, &f, 1);
-    return f;
-  };
-  auto store = [half](void *base, int64_t i, double v) {
-    float f = static_cast<float>(v);
-    if (half)
-      kiln::rt::narrowToHalves(&f, static_cast<uint16_t *>(base) + i, 1);
-    else
-      static_cast<float *>(base)[i] = f;
-  };
+  auto load = [half](const void *base, int64_t i) { return mockLoad(base, i, half); };
   uint64_t m, k, n, kk;
   opShape(a, d->transA, m, k);
   opShape(b, d->transB, kk, n);
@@ -355,7 +341,7 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t h, cublasLtMatmulDesc_t d, const 
           v = v > 0 ? v : 0;
         else if (act == CUBLASLT_EPILOGUE_GELU)
           v = 0.5 * v * (1 + std::tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)));
-        store(D, batch * dd->stride + i + j * dd->ld, v);
+        mockStore(D, batch * dd->stride + i + j * dd->ld, v, half);
       }
   return CUBLAS_STATUS_SUCCESS;
 }

@@ -20,7 +20,6 @@
 //===----------------------------------------------------------------------===//
 #include "MockTrace.h"
 #include "kiln/runtime/CudaLibraries.h"
-#include "kiln/runtime/Half.h"
 
 #include <cstdio>
 #include <cstring>
@@ -331,13 +330,7 @@ cudnnStatus_t cudnnConvolutionBiasActivationForward(
   std::memcpy(&a1, alpha1, 4);
   std::memcpy(&a2, alpha2, 4);
   bool half = type == CUDNN_DATA_HALF;
-  auto load = [half](const void *base, size_t i) -> double {
-    if (!half)
-      return static_cast<const float *>(base)[i];
-    float f;
-    kiln::rt::widenHalves(static_cast<const uint16_t *>(base) + i, &f, 1);
-    return f;
-  };
+  auto load = [half](const void *base, size_t i) { return mockLoad(base, i, half); };
   int groupFilters = wd->k / conv->groups;
   for (int n = 0; n < yd->n; ++n)
     for (int k = 0; k < yd->c; ++k)
@@ -366,11 +359,7 @@ cudnnStatus_t cudnnConvolutionBiasActivationForward(
             v += a2 * load(z, at);
           if (act->mode == CUDNN_ACTIVATION_RELU && v < 0)
             v = 0;
-          float f = static_cast<float>(v);
-          if (half)
-            kiln::rt::narrowToHalves(&f, static_cast<uint16_t *>(y) + at, 1);
-          else
-            static_cast<float *>(y)[at] = f;
+          mockStore(y, at, v, half);
         }
   return CUDNN_STATUS_SUCCESS;
 }
