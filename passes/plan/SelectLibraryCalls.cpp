@@ -489,11 +489,12 @@ std::optional<Epilogue> matchEpilogue(linalg::GenericOp g, Value acc, const Cont
       return std::nullopt;
     for (auto [acc, c] : {std::make_pair(mul.getLhs(), mul.getRhs()),
                           std::make_pair(mul.getRhs(), mul.getLhs())}) {
-      Value from = convertedFrom<arith::TruncFOp>(acc, &body);
-      if (acc != v && (!from || from != v || rounded || !roundsAccumulator))
+      bool throughTruncf = roundsAccumulator && !rounded &&
+                           convertedFrom<arith::TruncFOp>(acc, &body) == v;
+      if (acc != v && !throughTruncf)
         continue;
       if (roundsAccumulator)
-        *roundsAccumulator = acc != v;
+        *roundsAccumulator = throughTruncf;
       return constantOf(c);
     }
     return std::nullopt;
@@ -771,18 +772,13 @@ struct SelectLibraryCallsPass
       if (it->second)
         launch.setLibraryAttr(it->second);
     });
-    // Without fallbacks, a kernel every launch of which is a library call keeps
-    // only its signature: no code, and the run writer sees there is none.
+    // Without fallbacks, a matched kernel (every launch of it is a library call)
+    // keeps only its signature: no code, and the run writer sees there is none.
     if (fallbackKernels)
       return;
-    llvm::DenseSet<StringAttr> launchedAsKernel;
-    module.walk([&](LaunchOp launch) {
-      if (!launch.getLibraryAttr())
-        launchedAsKernel.insert(launch.getKernelAttr().getAttr());
-    });
     for (auto [name, call] : matched) {
       auto kernel = module.lookupSymbol<func::FuncOp>(name);
-      if (call && kernel && !launchedAsKernel.contains(name)) {
+      if (call && kernel) {
         kernel.eraseBody();
         kernel.setPrivate();
       }
