@@ -526,6 +526,56 @@ def ExpandHostBf16 : Pass<"kiln-expand-host-bf16", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::arith::ArithDialect"];
 }
 
+def HostParallel : Pass<"kiln-host-parallel", "mlir::ModuleOp"> {
+  let summary = "Run host kernels' outermost parallel loops on the runtime's thread pool";
+  let description = [{
+    Part of the host codegen pipeline (not cuda-sim's), after linalg became
+    `scf.parallel` loops (reductions stay `scf.for`). A kernel's top-level
+    `scf.parallel` whose work (operations executed, loops weighted by their trip
+    counts) reaches `min-work` is outlined into a private function
+    `@<kernel>_par<i>(args: !llvm.ptr, begin: i64, end: i64)` running the
+    iterations [begin, end) of its leading dimensions (those of more than one
+    iteration, as many as give 64 iterations; the innermost stays a whole loop to
+    vectorize unless it is the only one). The kernel calls
+    `kiln_parallel_for(fn, args, n)` (runtime/include/kiln/runtime/ThreadPool.h),
+    which splits [0, n) across the pool. Captured buffers travel as their aligned
+    pointers in `args` (static shapes, strides and offsets: the function rebuilds
+    each descriptor from its type); constants, index arithmetic and views are
+    cloned. A loop with reductions (results), run-time bounds or a capture of
+    another kind stays as it is.
+
+    Before:
+    ```mlir
+    func.func @k(%a: memref<64x1024xf32>, %b: memref<64x1024xf32>) {
+      scf.parallel (%i, %j) = (%c0, %c0) to (%c64, %c1024) step (%c1, %c1) {
+        ... %b[%i, %j] = f(%a[%i, %j]) ...
+      }
+    }
+    ```
+    After:
+    ```mlir
+    func.func @k(%a: memref<64x1024xf32>, %b: memref<64x1024xf32>) {
+      %args = llvm.alloca %c2 x !llvm.ptr : (i64) -> !llvm.ptr
+      ... store %a's and %b's aligned pointers into %args ...
+      %fn = constant @k_par0 : (!llvm.ptr, i64, i64) -> ()
+      call @kiln_parallel_for(%fn, %args, %c64_i64)
+    }
+    func.func private @k_par0(%args: !llvm.ptr, %begin: i64, %end: i64) {
+      ... %a, %b rebuilt from the pointers in %args ...
+      scf.for %i = %begin to %end {
+        scf.parallel (%j) = (%c0) to (%c1024) step (%c1) { ... }
+      }
+    }
+    ```
+  }];
+  let options = [
+    Option<"minWork", "min-work", "int64_t", /*default=*/"65536",
+           "Outline loops executing at least this many operations">,
+  ];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect", "mlir::arith::ArithDialect",
+                           "mlir::memref::MemRefDialect", "mlir::scf::SCFDialect"];
+}
+
 //===----------------------------------------------------------------------===//
 // Codegen: the GPU targets (codegen/cuda, codegen/cuda-sim)
 //===----------------------------------------------------------------------===//

@@ -37,7 +37,7 @@ public:
 
   void buildCodegenPipeline(OpPassManager &pm) const override {
     pm.addPass(createSimulateGpu());
-    buildHostCodegenPipeline(pm);
+    buildHostCodegenPipeline(pm, /*parallel=*/false);
     pm.addPass(createSimThreadLocalShared());
   }
 

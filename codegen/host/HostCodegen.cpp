@@ -42,9 +42,14 @@ using namespace mlir;
 
 namespace kiln {
 
-void buildHostCodegenPipeline(OpPassManager &pm) {
+void buildHostCodegenPipeline(OpPassManager &pm, bool parallel) {
+  if (parallel) {
+    pm.nest<func::FuncOp>().addPass(createConvertLinalgToParallelLoopsPass());
+    pm.addPass(createHostParallel());
+  } else {
+    pm.nest<func::FuncOp>().addPass(createConvertLinalgToLoopsPass());
+  }
   OpPassManager &funcs = pm.nest<func::FuncOp>();
-  funcs.addPass(createConvertLinalgToLoopsPass());
   funcs.addPass(createLowerAffinePass());
   funcs.addPass(createConvertSCFToCFPass());
   pm.addPass(memref::createExpandStridedMetadataPass());

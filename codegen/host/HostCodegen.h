@@ -16,8 +16,9 @@
 namespace kiln {
 
 /// Kernels (bufferized func.func over memrefs) -> LLVM dialect. The kiln.plan is
-/// left alone.
-void buildHostCodegenPipeline(mlir::OpPassManager &pm);
+/// left alone. With `parallel`, kernels' outermost parallel loops run on the
+/// runtime's thread pool (kiln-host-parallel).
+void buildHostCodegenPipeline(mlir::OpPassManager &pm, bool parallel);
 
 /// Translates the module's LLVM-dialect functions to LLVM IR, optimizes at -O3 for
 /// `cpu` ("native" for this machine) and writes an object file.

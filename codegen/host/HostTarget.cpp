@@ -172,7 +172,7 @@ public:
   }
 
   void buildCodegenPipeline(OpPassManager &pm) const override {
-    buildHostCodegenPipeline(pm);
+    buildHostCodegenPipeline(pm, /*parallel=*/true);
   }
 
   std::string getDeviceModel() const override {
