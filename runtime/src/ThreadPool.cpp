@@ -120,10 +120,16 @@ void ThreadPool::parallelFor(int64_t n, RangeFn fn, void *context) {
       jobs.erase(it);
     pending.store(static_cast<int>(jobs.size()), std::memory_order_relaxed);
   }
-  // Other threads' chunks are short (the caller ran its share meanwhile): spin.
-  while (job.done.load(std::memory_order_acquire) < job.chunks ||
-         job.users.load(std::memory_order_acquire) > 0)
-    KILN_PAUSE();
+  // Other threads' chunks are short (the caller ran its share meanwhile): spin,
+  // then yield, for a worker that lost its core (more threads than cores) to run.
+  for (int i = 0; job.done.load(std::memory_order_acquire) < job.chunks ||
+                  job.users.load(std::memory_order_acquire) > 0;
+       ++i) {
+    if (i < kSpinIterations)
+      KILN_PAUSE();
+    else
+      std::this_thread::yield();
+  }
 }
 
 int ThreadPool::defaultSize() {

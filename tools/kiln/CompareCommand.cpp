@@ -310,6 +310,7 @@ int compareModel(const CompareOptions &options) {
     request.model.injectFault = last ? options.injectFault : "";
     request.target = options.targets[i];
     request.precision = options.precisions[options.precisions.size() == 1 ? 0 : i];
+    request.targetOptions.contractions = options.contractions;
     request.output = work + "/" + std::to_string(i) + "-" + options.targets[i];
     request.buildLibrary = true;
     request.cxx = options.cxx;

@@ -24,6 +24,8 @@ struct CompareOptions {
   /// Each build's precision (fp32, fp16, auto), in the order of `targets`; one
   /// value applies to every build.
   std::vector<std::string> precisions = {"fp32"};
+  /// Who runs every build's contractions (TargetOptions::contractions).
+  std::string contractions = "auto";
   /// NAME=file.npy|.pb, one per input; the others are generated from `seed`.
   std::vector<std::string> inputs;
   uint64_t seed = 0;

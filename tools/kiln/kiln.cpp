@@ -235,6 +235,9 @@ int main(int argc, char **argv) {
   compareCmd->add_option("--precisions", comparePrecisions,
                          "P or A,B: each build's precision (fp32, fp16, auto), e.g. "
                          "--targets host,host --precisions auto,fp32 (default fp32)");
+  compareCmd->add_option("--contractions", compareOptions.contractions,
+                         "Every build's contractions: auto, kiln or library (as compile's)")
+      ->check(CLI::IsMember({"auto", "kiln", "library"}));
   compareCmd->add_option("--input", compareOptions.inputs,
                          "NAME=file.npy|file.pb (repeatable); other inputs are generated")
       ->type_name("NAME=FILE");
