@@ -4,9 +4,11 @@
 For each zoo model (models/export_zoo.py; exported when missing), in one run on this
 machine: compile for the host with `--contractions kiln` and with the default
 (`auto`: convolutions and matrix products through oneDNN), check both outputs
-against PyTorch's reference, time both with `kiln bench` (p50), and time ONNX
-Runtime's CPU provider on the same input (p50, default threads: all cores; like
-oneDNN's). Prints one table; --write saves it to docs/results/DATE-host-contractions.md.
+against PyTorch's reference, time both with `kiln bench` (p50) on one thread
+(KILN_NUM_THREADS=1: Kiln's thread pool, and oneDNN's threads too) and on every core
+(the default), and time ONNX Runtime's CPU provider on the
+same input (p50, default threads: all cores; like oneDNN's). Prints one table;
+--write saves it to docs/results/DATE-host-contractions.md.
 
 ONNX Runtime is a PyPI package: run this script with a virtual environment's python
 made with --system-site-packages (torch and numpy from Debian), e.g.
@@ -58,9 +60,13 @@ def kiln_check(kiln, zoo, name, out):
     return float(np.max(np.abs(got.astype(np.float64) - want)))
 
 
-def kiln_latency(kiln, out, iterations):
+def kiln_latency(kiln, out, iterations, threads=None):
+    env = dict(os.environ)
+    env.pop("KILN_NUM_THREADS", None)
+    if threads:
+        env["KILN_NUM_THREADS"] = str(threads)
     b = subprocess.run([kiln, "bench", out, "--iterations", str(iterations), "--warmup", "3"],
-                       check=True, capture_output=True, text=True).stdout
+                       check=True, capture_output=True, text=True, env=env).stdout
     return float(re.search(r"p50 ([0-9.]+)", b).group(1))
 
 
@@ -95,7 +101,8 @@ def main():
                     args.zoo, "--"] + args.models, check=True)
     kiln = os.path.abspath(args.kiln)
     header = ("| model | library calls / launches | max abs error own / library | "
-              "Kiln own ms | Kiln library ms | speedup | ORT CPU ms | library vs ORT |")
+              "Kiln own ms, 1 thread / all | Kiln library ms, 1 thread / all | "
+              "library vs own | ORT CPU ms | library vs ORT |")
     rows = [header, "|" + "---|" * 8]
     ort_version = None
     with tempfile.TemporaryDirectory() as tmp:
@@ -106,12 +113,15 @@ def main():
             err_own = kiln_check(kiln, args.zoo, name, own)
             err_lib = kiln_check(kiln, args.zoo, name, lib)
             # Kiln's own kernels take seconds per run on the big models: fewer runs.
+            t_own1 = kiln_latency(kiln, own, max(3, args.iterations // 4), threads=1)
             t_own = kiln_latency(kiln, own, max(3, args.iterations // 4))
+            t_lib1 = kiln_latency(kiln, lib, args.iterations, threads=1)
             t_lib = kiln_latency(kiln, lib, args.iterations)
             t_ort, ort_version = ort_latency(args.zoo, name, args.iterations)
             ort_cells = (f"{t_ort:.1f} | {t_lib / t_ort:.2f}x" if t_ort else " | ")
             row = (f"| {name} | {calls} / {launches} | {err_own:.1e} / {err_lib:.1e} | "
-                   f"{t_own:.1f} | {t_lib:.1f} | {t_own / t_lib:.1f}x | {ort_cells} |")
+                   f"{t_own1:.1f} / {t_own:.1f} | {t_lib1:.1f} / {t_lib:.1f} | "
+                   f"{t_own / t_lib:.1f}x | {ort_cells} |")
             rows.append(row)
             print(row, flush=True)
     table = "\n".join(rows)
@@ -124,7 +134,8 @@ def main():
                     f"ONNX Runtime\n\n")
             f.write(f"Machine: {platform.processor() or platform.machine()}, "
                     f"{os.cpu_count()} cores; ONNX Runtime {ort_version or 'absent'} (CPU, "
-                    f"default threads); oneDNN from libdnnl2 (OpenMP, all cores). Batch 1, "
+                    f"default threads); oneDNN from libdnnl2 (OpenMP). Kiln on 1 thread "
+                    f"(KILN_NUM_THREADS=1: its pool and oneDNN) and on all cores. Batch 1, "
                     f"p50 of {args.iterations} runs (own kernels: {max(3, args.iterations // 4)}).\n\n")
             f.write("Command: `" + " ".join(["bench/host_contractions.py"] + sys.argv[1:]) + "`\n\n")
             f.write(table + "\n")

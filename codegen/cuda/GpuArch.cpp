@@ -8,8 +8,15 @@
 namespace kiln {
 
 namespace {
-constexpr GpuArch kArchs[] = {
-    {"sm_80", "+ptx70"}, {"sm_86", "+ptx71"}, {"sm_89", "+ptx78"}, {"sm_90", "+ptx78"}};
+// Tiles: 4x4 outputs a thread (16 f32 accumulators and 8 operands in registers: 4
+// FMAs per shared-memory load instead of 1/2), 64x64 a block. A 32-deep K step
+// (16 KB of f32 operands a block) where an SM has the shared memory for several
+// such blocks (A100: 164 KB, H100/H200: 228 KB), 16 (8 KB) on the consumer parts
+// (sm_86, sm_89: 100 KB).
+constexpr GpuArch kArchs[] = {{"sm_80", "+ptx70", {4, 4, 32}},
+                              {"sm_86", "+ptx71", {4, 4, 16}},
+                              {"sm_89", "+ptx78", {4, 4, 16}},
+                              {"sm_90", "+ptx78", {4, 4, 32}}};
 } // namespace
 
 llvm::ArrayRef<GpuArch> gpuArchs() { return kArchs; }

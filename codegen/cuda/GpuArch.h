@@ -11,15 +11,25 @@
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 
+#include <cstdint>
 #include <string>
 
 namespace kiln {
+
+/// The tiled contraction's shape (TiledContraction.cpp): 16x16 threads per block,
+/// each computing `rows` x `cols` outputs, so that a block covers 16*rows x 16*cols
+/// outputs, staging `k` steps of both operands through shared memory at a time.
+struct ContractionTile {
+  int64_t rows, cols, k;
+};
 
 struct GpuArch {
   /// "sm_80": the PTX target and the #nvvm.target chip.
   const char *name;
   /// The lowest PTX ISA that knows the architecture (an NVPTX feature).
   const char *ptxFeature;
+  /// The largest tiled-contraction shape (smaller problems take smaller tiles).
+  ContractionTile tile;
 };
 
 /// Every supported architecture, oldest first; the first is the default (the driver

@@ -40,7 +40,7 @@ using namespace kiln;
 namespace {
 
 /// Maps every stage of the kernel `builder` prepared.
-LogicalResult mapStages(StageBuilder &builder) {
+LogicalResult mapStages(StageBuilder &builder, const GpuArch &arch) {
   for (linalg::GenericOp op : builder.getStageOps())
     if (llvm::any_of(op.getStaticLoopRanges(), ShapedType::isDynamic))
       return op.emitError("kernel ") << builder.getKernel().getName()
@@ -49,7 +49,7 @@ LogicalResult mapStages(StageBuilder &builder) {
     return success();
   for (linalg::GenericOp op : builder.getStageOps()) {
     LoopDims dims(op);
-    if (mapTiledContraction(builder, op, dims))
+    if (mapTiledContraction(builder, op, dims, arch.tile))
       continue;
     std::optional<Combiner> combiner = matchCombiner(op);
     bool wide = dims.length >= 256 || (dims.length >= 32 && dims.outputs < 4096);
@@ -98,7 +98,7 @@ struct MapToGpuPass : kiln::impl::MapToGpuBase<MapToGpuPass> {
     llvm::StringMap<std::pair<ArrayAttr, int64_t>> mapped;
     for (func::FuncOp fn : kernels) {
       StageBuilder builder(fn, gpuModule);
-      if (failed(builder.prepare()) || failed(mapStages(builder)))
+      if (failed(builder.prepare()) || failed(mapStages(builder, *arch)))
         return signalPassFailure();
       mapped[fn.getName()] = {b.getArrayAttr(builder.getStages()),
                               builder.getScratchBytes()};

@@ -20,6 +20,7 @@
 #ifndef KILN_CODEGEN_CUDA_MAPPINGSTRATEGIES_H
 #define KILN_CODEGEN_CUDA_MAPPINGSTRATEGIES_H
 
+#include "codegen/cuda/GpuArch.h"
 #include "codegen/cuda/StageBuilder.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -28,9 +29,10 @@
 
 namespace kiln {
 
-/// Builds the stage as a tiled contraction; false (nothing built) when it is not one.
+/// Builds the stage as a tiled contraction of at most `maxTile` (the architecture's);
+/// false (nothing built) when it is not one.
 bool mapTiledContraction(StageBuilder &builder, mlir::linalg::GenericOp op,
-                         const LoopDims &dims);
+                         const LoopDims &dims, const ContractionTile &maxTile);
 
 /// The combiner of a reduction body `yield C(%out, x)`, as a gpu.all_reduce kind.
 struct Combiner {

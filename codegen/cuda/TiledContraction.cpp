@@ -3,9 +3,17 @@
 // This file implements the tiled-contraction strategy of kiln-map-to-gpu: two
 // operands combined over reduction dims into an output whose parallel dims split
 // into rows (only the first operand) and columns (only the second): GEMM, batched
-// GEMM and convolution as implicit GEMM. 16x16 output tiles per block, both
-// operand tiles staged through shared memory per 16-wide K step; the column side
-// is the output's innermost dim so that loads and stores coalesce.
+// GEMM and convolution as implicit GEMM.
+//
+// A block of 16x16 threads computes a (16*TM)x(16*TN) output tile, each thread
+// TMxTN outputs in registers (register blocking: per K step a thread reads TM row
+// and TN column values from shared memory and does TM*TN multiply-adds). Thread
+// (tx, ty) owns rows ty + 16i and columns tx + 16j: its column reads are
+// consecutive across a warp (no bank conflicts), its row reads broadcasts, and
+// its stores coalesce. Both operand tiles are staged through shared memory KT
+// steps of K at a time, every thread loading consecutive elements (the column
+// side is the output's innermost dim, the row side's is K). TM, TN and KT come
+// from the architecture (GpuArch.h), halved for problems smaller than the tile.
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/cuda/MappingStrategies.h"
@@ -20,11 +28,12 @@ using namespace mlir;
 namespace kiln {
 
 namespace {
-/// Output tile edge and K step.
-constexpr int64_t kTile = 16;
+/// Threads per block edge, and the smallest rows, columns and K worth tiling.
+constexpr int64_t kThreads = 16;
 } // namespace
 
-bool mapTiledContraction(StageBuilder &builder, linalg::GenericOp op, const LoopDims &dims) {
+bool mapTiledContraction(StageBuilder &builder, linalg::GenericOp op, const LoopDims &dims,
+                         const ContractionTile &maxTile) {
   if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1)
     return false;
   Block &body = op.getRegion().front();
@@ -67,8 +76,7 @@ bool mapTiledContraction(StageBuilder &builder, linalg::GenericOp op, const Loop
     return false;
   int64_t sizeA = product(sizesOf(ranges, onlyA)), sizeB = product(sizesOf(ranges, onlyB));
   int64_t k = dims.length, nb = product(sizesOf(ranges, batch));
-  if (sizeA < kTile || sizeB < kTile || k < kTile || nb > 65535 ||
-      ceilDiv(sizeA, kTile) > 65535)
+  if (sizeA < kThreads || sizeB < kThreads || k < kThreads || nb > 65535)
     return false;
   // Columns (threadIdx.x) take the side holding the output's innermost dim.
   AffineMap outMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
@@ -80,34 +88,60 @@ bool mapTiledContraction(StageBuilder &builder, linalg::GenericOp op, const Loop
   SmallVector<unsigned> rowDims = aIsColumns ? onlyB : onlyA;
   SmallVector<unsigned> colDims = aIsColumns ? onlyA : onlyB;
   int64_t rows = product(sizesOf(ranges, rowDims)), cols = product(sizesOf(ranges, colDims));
-  if (ceilDiv(rows, kTile) > 65535)
+  // The tile: halved while a smaller one covers the problem as well.
+  int64_t tm = maxTile.rows, tn = maxTile.cols, kt = maxTile.k;
+  while (tm > 1 && kThreads * tm / 2 >= rows)
+    tm /= 2;
+  while (tn > 1 && kThreads * tn / 2 >= cols)
+    tn /= 2;
+  while (kt > kThreads && kt / 2 >= k)
+    kt /= 2;
+  const int64_t bm = kThreads * tm, bn = kThreads * tn, threads = kThreads * kThreads;
+  if (ceilDiv(rows, bm) > 65535 || (bm * kt) % threads || (kt * bn) % threads)
     return false;
 
   Location loc = op.getLoc();
   OpBuilder b(op.getContext());
-  gpu::GPUFuncOp fn = builder.startStage(b, {kTile, kTile, 1});
+  gpu::GPUFuncOp fn = builder.startStage(b, {kThreads, kThreads, 1});
   auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
-  auto tileType = [&](unsigned operand) {
+  auto tileType = [&](unsigned operand, int64_t d0, int64_t d1) {
     Type elem = cast<MemRefType>(op.getDpsInputOperand(operand)->get().getType())
                     .getElementType();
-    return MemRefType::get({kTile, kTile}, elem, MemRefLayoutAttrInterface(), workgroup);
+    return MemRefType::get({d0, d1}, elem, MemRefLayoutAttrInterface(), workgroup);
   };
-  Value rowTile = fn.addWorkgroupAttribution(tileType(rowOperand), loc);
-  Value colTile = fn.addWorkgroupAttribution(tileType(colOperand), loc);
+  // rowTile[m][kk] (K innermost, as the row operand is read), colTile[kk][n].
+  Value rowTile = fn.addWorkgroupAttribution(tileType(rowOperand, bm, kt), loc);
+  Value colTile = fn.addWorkgroupAttribution(tileType(colOperand, kt, bn), loc);
   Value tx = b.create<gpu::ThreadIdOp>(loc, gpu::Dimension::x);
   Value ty = b.create<gpu::ThreadIdOp>(loc, gpu::Dimension::y);
   Value bx = b.create<gpu::BlockIdOp>(loc, gpu::Dimension::x);
   Value by = b.create<gpu::BlockIdOp>(loc, gpu::Dimension::y);
   Value bz = b.create<gpu::BlockIdOp>(loc, gpu::Dimension::z);
-  Value tile = cIndex(b, loc, kTile), zero = cIndex(b, loc, 0);
-  auto mul = [&](Value x, Value y) { return b.create<arith::MulIOp>(loc, x, y); };
-  auto add = [&](Value x, Value y) { return b.create<arith::AddIOp>(loc, x, y); };
+  Value zero = cIndex(b, loc, 0);
   auto lt = [&](OpBuilder &ob, Value x, int64_t bound) -> Value {
     return ob.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, x,
                                     cIndex(ob, loc, bound));
   };
-  Value rowBase = mul(by, tile), colBase = mul(bx, tile);
-  Value row = add(rowBase, ty), col = add(colBase, tx);
+  // x + c, x * c, x / c, x % c for a constant c.
+  auto addC = [&](OpBuilder &ob, Value x, int64_t c) -> Value {
+    return c ? ob.create<arith::AddIOp>(loc, x, cIndex(ob, loc, c)).getResult() : x;
+  };
+  auto mulC = [&](OpBuilder &ob, Value x, int64_t c) -> Value {
+    return ob.create<arith::MulIOp>(loc, x, cIndex(ob, loc, c));
+  };
+  Value rowBase = mulC(b, by, bm), colBase = mulC(b, bx, bn);
+  Value tid = b.create<arith::AddIOp>(loc, mulC(b, ty, kThreads), tx);
+  Value row0 = b.create<arith::AddIOp>(loc, rowBase, ty);
+  Value col0 = b.create<arith::AddIOp>(loc, colBase, tx);
+  SmallVector<Value> rowsOf, colsOf, rowOk, colOk;
+  for (int64_t i = 0; i < tm; ++i) {
+    rowsOf.push_back(addC(b, row0, kThreads * i));
+    rowOk.push_back(lt(b, rowsOf.back(), rows));
+  }
+  for (int64_t j = 0; j < tn; ++j) {
+    colsOf.push_back(addC(b, col0, kThreads * j));
+    colOk.push_back(lt(b, colsOf.back(), cols));
+  }
 
   SmallVector<Value> loopIdx(ranges.size(), zero);
   SmallVector<Value> batchIdx = delinearize(b, loc, bz, sizesOf(ranges, batch));
@@ -118,76 +152,104 @@ bool mapTiledContraction(StageBuilder &builder, linalg::GenericOp op, const Loop
     for (auto [i, d] : llvm::enumerate(dims))
       loopIdx[d] = v[i];
   };
-  // The accumulator starts from the output (or the folded fill) where in range.
-  Value outOk = b.create<arith::AndIOp>(loc, lt(b, row, rows), lt(b, col, cols));
+  // The accumulators (row-major over i, j) start from the output (or the folded
+  // fill) where in range.
   Type accType = body.getArgument(2).getType();
-  auto initIf = b.create<scf::IfOp>(loc, TypeRange{accType}, outOk, true);
-  {
-    OpBuilder tb = initIf.getThenBodyBuilder();
-    setDims(tb, rowDims, row);
-    setDims(tb, colDims, col);
-    tb.create<scf::YieldOp>(loc, builder.initialValue(tb, op, 0, loopIdx));
-    OpBuilder eb = initIf.getElseBodyBuilder();
-    eb.create<scf::YieldOp>(loc, eb.create<arith::ConstantOp>(loc, eb.getZeroAttr(accType))
-                                     .getResult());
-  }
-  auto kLoop = b.create<scf::ForOp>(loc, zero, cIndex(b, loc, k), tile,
-                                    ValueRange{initIf.getResult(0)});
+  SmallVector<Value> accInit;
+  for (int64_t i = 0; i < tm; ++i)
+    for (int64_t j = 0; j < tn; ++j) {
+      Value ok = b.create<arith::AndIOp>(loc, rowOk[i], colOk[j]);
+      auto initIf = b.create<scf::IfOp>(loc, TypeRange{accType}, ok, true);
+      OpBuilder tb = initIf.getThenBodyBuilder();
+      setDims(tb, rowDims, rowsOf[i]);
+      setDims(tb, colDims, colsOf[j]);
+      tb.create<scf::YieldOp>(loc, builder.initialValue(tb, op, 0, loopIdx));
+      OpBuilder eb = initIf.getElseBodyBuilder();
+      eb.create<scf::YieldOp>(loc, eb.create<arith::ConstantOp>(loc, eb.getZeroAttr(accType))
+                                       .getResult());
+      accInit.push_back(initIf.getResult(0));
+    }
+  auto kLoop = b.create<scf::ForOp>(loc, zero, cIndex(b, loc, k), cIndex(b, loc, kt), accInit);
   {
     OpBuilder lb = OpBuilder::atBlockBegin(kLoop.getBody());
     Value k0 = kLoop.getInductionVar();
-    // Stage one element of each operand tile: rowTile[ty][tx] = R(row, k0 + tx),
-    // colTile[ty][tx] = C(k0 + ty, col).
-    auto stageTile = [&](unsigned operand, Value tileBuf, ArrayRef<unsigned> dims,
-                         Value outer, int64_t outerSize, Value kIdx) {
-      Value ok = lb.create<arith::AndIOp>(loc, lt(lb, outer, outerSize), lt(lb, kIdx, k));
-      Type elem = cast<MemRefType>(tileBuf.getType()).getElementType();
-      auto ifOp = lb.create<scf::IfOp>(loc, TypeRange{elem}, ok, true);
-      OpBuilder tb = ifOp.getThenBodyBuilder();
-      setDims(tb, dims, outer);
-      setDims(tb, red, kIdx);
-      tb.create<scf::YieldOp>(loc, builder.loadOperand(tb, op, *op.getDpsInputOperand(operand), loopIdx));
-      OpBuilder eb = ifOp.getElseBodyBuilder();
-      eb.create<scf::YieldOp>(loc, eb.create<arith::ConstantOp>(loc, eb.getZeroAttr(elem))
-                                       .getResult());
-      lb.create<memref::StoreOp>(loc, ifOp.getResult(0), tileBuf, ValueRange{ty, tx});
+    // Stage the tile `buf` (outerSize x kt, or kt x outerSize with `kFirst`): the
+    // block's threads load its elements in turn, element e = tid + 256 r, zero
+    // outside the operand.
+    auto stageTile = [&](unsigned operand, Value buf, ArrayRef<unsigned> dims, Value base,
+                         int64_t outerSize, int64_t outerTile, bool kFirst) {
+      Type elem = cast<MemRefType>(buf.getType()).getElementType();
+      int64_t inner = kFirst ? outerTile : kt;
+      for (int64_t r = 0; r < outerTile * kt / threads; ++r) {
+        Value e = addC(lb, tid, threads * r);
+        Value hi = lb.create<arith::DivUIOp>(loc, e, cIndex(lb, loc, inner));
+        Value lo = lb.create<arith::RemUIOp>(loc, e, cIndex(lb, loc, inner));
+        Value kk = kFirst ? hi : lo, o = kFirst ? lo : hi;
+        Value outer = lb.create<arith::AddIOp>(loc, base, o);
+        Value kIdx = lb.create<arith::AddIOp>(loc, k0, kk);
+        Value ok = lb.create<arith::AndIOp>(loc, lt(lb, outer, outerSize), lt(lb, kIdx, k));
+        auto ifOp = lb.create<scf::IfOp>(loc, TypeRange{elem}, ok, true);
+        OpBuilder tb = ifOp.getThenBodyBuilder();
+        setDims(tb, dims, outer);
+        setDims(tb, red, kIdx);
+        tb.create<scf::YieldOp>(
+            loc, builder.loadOperand(tb, op, *op.getDpsInputOperand(operand), loopIdx));
+        OpBuilder eb = ifOp.getElseBodyBuilder();
+        eb.create<scf::YieldOp>(loc, eb.create<arith::ConstantOp>(loc, eb.getZeroAttr(elem))
+                                         .getResult());
+        lb.create<memref::StoreOp>(loc, ifOp.getResult(0), buf,
+                                   kFirst ? ValueRange{kk, o} : ValueRange{o, kk});
+      }
     };
-    stageTile(rowOperand, rowTile, rowDims, lb.create<arith::AddIOp>(loc, rowBase, ty),
-              rows, lb.create<arith::AddIOp>(loc, k0, tx));
-    stageTile(colOperand, colTile, colDims, lb.create<arith::AddIOp>(loc, colBase, tx),
-              cols, lb.create<arith::AddIOp>(loc, k0, ty));
+    stageTile(rowOperand, rowTile, rowDims, rowBase, rows, bm, /*kFirst=*/false);
+    stageTile(colOperand, colTile, colDims, colBase, cols, bn, /*kFirst=*/true);
     lb.create<gpu::BarrierOp>(loc);
-    Value kEnd = lb.create<arith::MinUIOp>(
-        loc, tile, lb.create<arith::SubIOp>(loc, cIndex(lb, loc, k), k0));
-    auto inner = lb.create<scf::ForOp>(loc, cIndex(lb, loc, 0), kEnd, cIndex(lb, loc, 1),
-                                       ValueRange{kLoop.getRegionIterArgs()[0]});
+    // A constant trip count where kt divides K (the compiler unrolls it).
+    Value kEnd = k % kt == 0 ? cIndex(lb, loc, kt)
+                             : lb.create<arith::MinUIOp>(
+                                   loc, cIndex(lb, loc, kt),
+                                   lb.create<arith::SubIOp>(loc, cIndex(lb, loc, k), k0))
+                                   .getResult();
+    auto inner = lb.create<scf::ForOp>(loc, zero, kEnd, cIndex(lb, loc, 1),
+                                       kLoop.getRegionIterArgs());
     {
       OpBuilder ib = OpBuilder::atBlockBegin(inner.getBody());
       Value kk = inner.getInductionVar();
-      Value rv = ib.create<memref::LoadOp>(loc, rowTile, ValueRange{ty, kk});
-      Value cv = ib.create<memref::LoadOp>(loc, colTile, ValueRange{kk, tx});
-      builder.mapping.map(body.getArgument(rowOperand), rv);
-      builder.mapping.map(body.getArgument(colOperand), cv);
-      builder.mapping.map(body.getArgument(2), inner.getRegionIterArgs()[0]);
-      for (Operation &o : body.without_terminator())
-        ib.clone(o, builder.mapping);
-      ib.create<scf::YieldOp>(loc, builder.mapping.lookupOrDefault(body.getTerminator()->getOperand(0)));
+      SmallVector<Value> rv, cv, next;
+      for (int64_t i = 0; i < tm; ++i)
+        rv.push_back(ib.create<memref::LoadOp>(loc, rowTile,
+                                               ValueRange{addC(ib, ty, kThreads * i), kk}));
+      for (int64_t j = 0; j < tn; ++j)
+        cv.push_back(ib.create<memref::LoadOp>(loc, colTile,
+                                               ValueRange{kk, addC(ib, tx, kThreads * j)}));
+      for (int64_t i = 0; i < tm; ++i)
+        for (int64_t j = 0; j < tn; ++j) {
+          builder.mapping.map(body.getArgument(rowOperand), rv[i]);
+          builder.mapping.map(body.getArgument(colOperand), cv[j]);
+          builder.mapping.map(body.getArgument(2), inner.getRegionIterArgs()[i * tn + j]);
+          for (Operation &o : body.without_terminator())
+            ib.clone(o, builder.mapping);
+          next.push_back(
+              builder.mapping.lookupOrDefault(body.getTerminator()->getOperand(0)));
+        }
+      ib.create<scf::YieldOp>(loc, next);
     }
     lb.create<gpu::BarrierOp>(loc);
-    lb.create<scf::YieldOp>(loc, inner.getResult(0));
+    lb.create<scf::YieldOp>(loc, inner.getResults());
   }
-  auto storeIf = b.create<scf::IfOp>(loc, outOk, false);
-  {
-    OpBuilder tb = OpBuilder::atBlockBegin(&storeIf.getThenRegion().front());
-    setDims(tb, rowDims, row);
-    setDims(tb, colDims, col);
-    for (unsigned d : red)
-      loopIdx[d] = zero;
-    builder.storeOutput(tb, op, 0, kLoop.getResult(0), loopIdx);
-  }
-  b.setInsertionPointAfter(storeIf);
-  builder.finishStage(b, fn, {ceilDiv(cols, kTile), ceilDiv(rows, kTile), nb}, {kTile, kTile, 1},
-                      /*sync=*/true);
+  for (unsigned d : red)
+    loopIdx[d] = zero;
+  for (int64_t i = 0; i < tm; ++i)
+    for (int64_t j = 0; j < tn; ++j) {
+      Value ok = b.create<arith::AndIOp>(loc, rowOk[i], colOk[j]);
+      auto storeIf = b.create<scf::IfOp>(loc, ok, false);
+      OpBuilder tb = OpBuilder::atBlockBegin(&storeIf.getThenRegion().front());
+      setDims(tb, rowDims, rowsOf[i]);
+      setDims(tb, colDims, colsOf[j]);
+      builder.storeOutput(tb, op, 0, kLoop.getResult(i * tn + j), loopIdx);
+    }
+  builder.finishStage(b, fn, {ceilDiv(cols, bn), ceilDiv(rows, bm), nb},
+                      {kThreads, kThreads, 1}, /*sync=*/true);
   return true;
 }
 

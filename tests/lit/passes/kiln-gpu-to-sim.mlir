@@ -60,8 +60,8 @@ module {
 // CHECK-DAG: func.func private @kiln_sim_shuffle(i32, i32, i32, i32) -> i32
 // CHECK-DAG: func.func private @kiln_sim_shuffle_valid() -> i32
 // GEMM: both shared tiles are globals (one block runs at a time).
-// CHECK: memref.global "private" @kiln_sim_shared.k0_s0.0 : memref<16x16xf32> {alignment = 64 : i64}
-// CHECK: memref.global "private" @kiln_sim_shared.k0_s0.1 : memref<16x16xf32> {alignment = 64 : i64}
+// CHECK: memref.global "private" @kiln_sim_shared.k0_s0.0 : memref<64x32xf32> {alignment = 64 : i64}
+// CHECK: memref.global "private" @kiln_sim_shared.k0_s0.1 : memref<32x64xf32> {alignment = 64 : i64}
 // CHECK: func.func @k0_s0(%{{.*}}: memref<64x96xf32>, %{{.*}}: memref<96x128xf32>, %{{.*}}: memref<64x128xf32>) {
 // CHECK: memref.get_global @kiln_sim_shared.k0_s0.0
 // CHECK: call @kiln_sim_thread_id

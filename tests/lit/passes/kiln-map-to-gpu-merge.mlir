@@ -38,9 +38,9 @@ module {
     }
     return
   }
-  // A tiled contraction (16 x 16 threads) and an elementwise stage (256 x 1) writing
-  // disjoint parts: one launch of 256 x 1 threads; the contraction's thread indices
-  // come from the linear one.
+  // A tiled contraction (16 x 16 threads, 2 x 2 outputs each: one block) and an
+  // elementwise stage (256 x 1, one block) writing disjoint parts: one launch of
+  // 256 x 1 threads; the contraction's thread indices come from the linear one.
   func.func @k2(%a: memref<32x32xf32>, %b: memref<32x32xf32>, %c: memref<16x64xf32>,
                 %y: memref<48x64xf32>) attributes {kiln.kernel} {
     %zero = arith.constant 0.0 : f32
@@ -103,5 +103,5 @@ module {
 // CHECK: arith.negf
 // CHECK-NOT: gpu.func @k2_s1
 // CHECK: kiln.launch @k0({{.*}}gpu_stages = [#kiln.gpu_stage<"k0_s0_1more", grid = [4, 1, 1], block = [256, 1, 1], sync = false>]
-// CHECK: kiln.launch @k2({{.*}}gpu_stages = [#kiln.gpu_stage<"k2_s0_1more", grid = [5, 1, 1], block = [256, 1, 1], sync = true>]
+// CHECK: kiln.launch @k2({{.*}}gpu_stages = [#kiln.gpu_stage<"k2_s0_1more", grid = [2, 1, 1], block = [256, 1, 1], sync = true>]
 // CHECK: kiln.launch @k1({{.*}}gpu_stages = [#kiln.gpu_stage<"k1_s0", {{.*}}>, #kiln.gpu_stage<"k1_s1", {{.*}}>]

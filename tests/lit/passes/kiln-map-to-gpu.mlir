@@ -1,5 +1,6 @@
 // RUN: kiln-opt --kiln-map-to-gpu %s | FileCheck %s
 // RUN: kiln-opt --kiln-map-to-gpu=gpu-arch=sm_90 %s | FileCheck %s --check-prefix=SM90
+// RUN: kiln-opt --kiln-map-to-gpu=gpu-arch=sm_86 %s | FileCheck %s --check-prefix=SM86
 // One kernel per mapping strategy: a GEMM (tiled through shared memory), a row
 // reduction (one block per row, gpu.all_reduce) and an elementwise op (four
 // consecutive elements per thread); the fills before the reductions fold into their
@@ -58,15 +59,23 @@ module {
 // The architecture is the gpu.module's target (sm_80 by default).
 // SM90: gpu.module @kiln_kernels [#nvvm.target<O = 3, chip = "sm_90", features = "+ptx78">]
 // CHECK: gpu.module @kiln_kernels [#nvvm.target<O = 3, chip = "sm_80", features = "+ptx70">]
-// GEMM: 16x16 threads, both tiles in shared memory, barriers around the K step.
-// CHECK: gpu.func @k0_s0({{.*}}) workgroup({{.*}}memref<16x16xf32, #gpu.address_space<workgroup>>, {{.*}}memref<16x16xf32, #gpu.address_space<workgroup>>) kernel attributes {known_block_size = array<i32: 16, 16, 1>}
+// GEMM: 16x16 threads, each with 4x4 outputs in registers (a 64x64 block tile);
+// both operand tiles in shared memory, 32 steps of K at a time on sm_80 (16 on
+// sm_86), barriers around each; 96 is three whole K steps: a constant inner trip
+// count. Per K step a thread loads 4 row and 4 column values and does 16
+// multiply-adds.
+// CHECK: gpu.func @k0_s0({{.*}}) workgroup({{.*}}memref<64x32xf32, #gpu.address_space<workgroup>>, {{.*}}memref<32x64xf32, #gpu.address_space<workgroup>>) kernel attributes {known_block_size = array<i32: 16, 16, 1>}
 // CHECK-NOT: linalg.fill
-// CHECK: scf.for
+// CHECK: scf.for %{{.*}} = %c0 to %c96 step %c32 iter_args({{([^,]*, ){15}[^,]*}}) -> (f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32)
 // CHECK: gpu.barrier
-// CHECK: scf.for
-// CHECK: arith.mulf
-// CHECK: arith.addf
+// CHECK: scf.for %{{.*}} = %c0 to %c32 step %c1 iter_args(
+// CHECK-COUNT-4: memref.load %{{.*}} : memref<64x32xf32, #gpu.address_space<workgroup>>
+// CHECK-COUNT-4: memref.load %{{.*}} : memref<32x64xf32, #gpu.address_space<workgroup>>
+// CHECK-COUNT-16: arith.addf
+// CHECK: scf.yield
 // CHECK: gpu.barrier
+// CHECK-COUNT-16: memref.store %{{.*}} : memref<64x128xf32>
+// SM86: gpu.func @k0_s0({{.*}}) workgroup({{.*}}memref<64x16xf32, #gpu.address_space<workgroup>>, {{.*}}memref<16x64xf32, #gpu.address_space<workgroup>>)
 // Row max: one block per row; the lowered all_reduce shuffles within warps and
 // meets in shared memory; the fill's -inf is the initial value.
 // CHECK: gpu.func @k1_s0({{.*}}) workgroup({{.*}}memref<32xf32, #gpu.address_space<workgroup>>) kernel attributes {known_block_size = array<i32: 256, 1, 1>}
@@ -94,6 +103,6 @@ module {
 // CHECK-NEXT: }
 // CHECK: gpu.return
 // The launch geometry is recorded on the plan's launches.
-// CHECK: kiln.launch @k0({{.*}}) stream 0 {gpu_stages = [#kiln.gpu_stage<"k0_s0", grid = [8, 4, 1], block = [16, 16, 1], sync = true>], num_inputs = 2 : i64}
+// CHECK: kiln.launch @k0({{.*}}) stream 0 {gpu_stages = [#kiln.gpu_stage<"k0_s0", grid = [2, 1, 1], block = [16, 16, 1], sync = true>], num_inputs = 2 : i64}
 // CHECK: kiln.launch @k1({{.*}}) stream 0 {gpu_stages = [#kiln.gpu_stage<"k1_s0", grid = [8, 1, 1], block = [256, 1, 1], sync = true>], num_inputs = 1 : i64}
 // CHECK: kiln.launch @k2({{.*}}) stream 0 {gpu_stages = [#kiln.gpu_stage<"k2_s0", grid = [8, 1, 1], block = [256, 1, 1], sync = false>], num_inputs = 1 : i64}
