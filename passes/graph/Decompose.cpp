@@ -21,6 +21,10 @@
 //                     Gather or unravel
 //   Unique where the model declares the count: an equality table of the slices,
 //                     first occurrences taken in order or by lexicographic rank
+//   NonMaxSuppression where the model declares how many boxes it selects: an IoU
+//                     table and a precedence table, the greedy selection as a
+//                     fixpoint unrolled once per box, then the selected boxes in
+//                     (batch, class, score) order
 //   Reduce* with run-time axes, no keepdims, shapes that fit several axis sets:
 //                     one reduction per fitting set, Where picks by the axes input
 //
@@ -223,6 +227,143 @@ FailureOr<SmallVector<Value>> decomposeSelection(Operation *op, OnnxBuilder &ob)
   Value positions = selectedPositions(ob, condition, count);
   return SmallVector<Value>{ob.create("Gather", {x, positions}, type.getElementType(),
                                       {ob.b.getNamedAttr("axis", ob.b.getI64IntegerAttr(axis))})};
+}
+
+/// The most boxes per class NonMaxSuppression's unrolled selection takes.
+constexpr int64_t kMaxSuppressionBoxes = 64;
+
+/// NonMaxSuppression where the model declares how many boxes are selected
+/// (selected_indices [M, 3]; Kiln trusts it as it trusts every declared type).
+/// Per batch and class, box j precedes box i when its score is higher, or equal at
+/// a lower index; j suppresses i when it precedes i and their IoU exceeds the
+/// threshold (boxes of no area suppress nothing). Greedy selection keeps i when its
+/// score passes the threshold, no kept box suppresses it and fewer than
+/// max_output_boxes_per_class kept boxes precede it: each box's decision depends
+/// only on those before it, so iterating that rule from "every passing box" N times
+/// reaches the greedy answer (after t rounds the first t boxes in score order are
+/// final). The kept boxes, in score order within each (batch, class), are the
+/// output rows.
+FailureOr<SmallVector<Value>> decomposeNonMaxSuppression(Operation *op, OnnxBuilder &ob) {
+  auto result = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+  auto boxesType = dyn_cast<RankedTensorType>(op->getOperand(0).getType());
+  auto scoresType = dyn_cast<RankedTensorType>(op->getOperand(1).getType());
+  if (!result || !result.hasStaticShape() || !boxesType || !boxesType.hasStaticShape() ||
+      !scoresType || !scoresType.hasStaticShape())
+    return SmallVector<Value>{};
+  if (boxesType.getRank() != 3 || boxesType.getDimSize(2) != 4 || scoresType.getRank() != 3 ||
+      scoresType.getDimSize(0) != boxesType.getDimSize(0) ||
+      scoresType.getDimSize(2) != boxesType.getDimSize(1) || result.getRank() != 2 ||
+      result.getDimSize(1) != 3) {
+    op->emitError() << "NonMaxSuppression takes boxes [B, N, 4] and scores [B, C, N] into "
+                       "[M, 3]; got "
+                    << boxesType << ", " << scoresType << " into " << result;
+    return failure();
+  }
+  int64_t nb = boxesType.getDimSize(0), n = boxesType.getDimSize(1);
+  int64_t nc = scoresType.getDimSize(1), m = result.getDimSize(0);
+  Type i64 = ob.b.getI64Type(), i1 = ob.b.getI1Type(), f32 = ob.b.getF32Type();
+  if (m > nb * nc * n) {
+    op->emitError() << "NonMaxSuppression declares " << m << " selected boxes of " << nb * nc * n;
+    return failure();
+  }
+  if (m == 0 || n == 0)
+    return SmallVector<Value>{ob.constant(DenseElementsAttr::get(
+        RankedTensorType::get({m, 3}, i64), ArrayRef<int64_t>{}))};
+  if (n > kMaxSuppressionBoxes) {
+    op->emitError() << "NonMaxSuppression over " << n << " boxes: Kiln unrolls the greedy "
+                    << "selection once per box, up to " << kMaxSuppressionBoxes;
+    return failure();
+  }
+  auto operand = [&](unsigned i) -> Value {
+    return i < op->getNumOperands() && !absent(op->getOperand(i)) ? op->getOperand(i) : Value();
+  };
+  auto keep0 = ob.b.getNamedAttr("keepdims", ob.b.getI64IntegerAttr(0));
+  auto reduce = [&](StringRef name, Value v, int64_t axis) {
+    return ob.create(name, {v, ob.ints({axis})}, elementOf(v), {keep0});
+  };
+  Value boxes = ob.castTo(op->getOperand(0), f32), scores = ob.castTo(op->getOperand(1), f32);
+  // Corners [B, N] (y1 <= y2, x1 <= x2).
+  SmallVector<Value> c;
+  for (int64_t k = 0; k < 4; ++k)
+    c.push_back(ob.pick(boxes, 2, k));
+  Value y1, y2, x1, x2;
+  auto center = op->getAttrOfType<IntegerAttr>("center_point_box");
+  if (center && center.getInt() == 1) {
+    Value half = ob.scalar(f32, 0.5);
+    Value hw = ob.binary("Mul", c[2], half), hh = ob.binary("Mul", c[3], half);
+    x1 = ob.binary("Sub", c[0], hw), x2 = ob.binary("Add", c[0], hw);
+    y1 = ob.binary("Sub", c[1], hh), y2 = ob.binary("Add", c[1], hh);
+  } else {
+    y1 = ob.binary("Min", c[0], c[2]), y2 = ob.binary("Max", c[0], c[2]);
+    x1 = ob.binary("Min", c[1], c[3]), x2 = ob.binary("Max", c[1], c[3]);
+  }
+  // Pairwise [B, N, N]: box i along axis 1, box j along axis 2.
+  auto asI = [&](Value v) { return ob.reshape(v, {nb, n, 1}); };
+  auto asJ = [&](Value v) { return ob.reshape(v, {nb, 1, n}); };
+  Value zero = ob.scalar(f32, 0);
+  auto overlap = [&](Value lo, Value hi) {
+    return ob.binary("Max", zero, ob.binary("Sub", ob.binary("Min", asI(hi), asJ(hi)),
+                                            ob.binary("Max", asI(lo), asJ(lo))));
+  };
+  Value inter = ob.binary("Mul", overlap(y1, y2), overlap(x1, x2));
+  Value area = ob.binary("Mul", ob.binary("Sub", y2, y1), ob.binary("Sub", x2, x1));
+  Value areaI = asI(area), areaJ = asJ(area);
+  Value unionArea = ob.binary("Sub", ob.binary("Add", areaI, areaJ), inter);
+  Value iouThreshold = operand(3) ? ob.castTo(operand(3), f32) : zero;
+  Value over = ob.binary("Greater", ob.binary("Div", inter, unionArea),
+                         ob.reshape(iouThreshold, {1, 1, 1}));
+  over = ob.binary("And", over, ob.binary("And", ob.binary("Greater", areaI, zero),
+                                          ob.binary("Greater", areaJ, zero)));
+  // Per batch and class [B, C, N, N]: precedes[i][j] = j comes before i.
+  Value si = ob.reshape(scores, {nb, nc, n, 1}), sj = ob.reshape(scores, {nb, nc, 1, n});
+  SmallVector<int64_t> lower, iota;
+  for (int64_t i = 0; i < n; ++i) {
+    iota.push_back(i);
+    for (int64_t j = 0; j < n; ++j)
+      lower.push_back(j < i);
+  }
+  Value jBeforeI = ob.castTo(ob.reshape(ob.ints(lower), {n, n}), i1);
+  Value precedes = ob.binary("Or", ob.binary("Greater", sj, si),
+                             ob.binary("And", ob.binary("Equal", sj, si), jBeforeI));
+  Value suppresses = ob.castTo(ob.binary("And", precedes, ob.reshape(over, {nb, 1, n, n})), i64);
+  Value precedesI = ob.castTo(precedes, i64);
+  // One reduction a round: weight[i][j] = precedes + (N + 1) * suppresses, so that
+  // the kept boxes' weights sum to (kept boxes before i) + (N + 1) * (kept boxes
+  // suppressing i), below min(limit, N + 1) exactly when none suppresses i and
+  // fewer than the limit come before it.
+  Value weight = ob.binary("Add", precedesI,
+                           ob.binary("Mul", suppresses, ob.scalar(i64, static_cast<double>(n + 1))));
+  // Boxes whose score passes the threshold [B, C, N] (every box without one).
+  Value valid = ob.constant(DenseElementsAttr::get(RankedTensorType::get({nb, nc, n}, i1), true));
+  if (Value t = operand(4))
+    valid = ob.binary("Greater", scores, ob.reshape(ob.castTo(t, f32), {1, 1, 1}));
+  Value limit = operand(2) ? ob.reshape(ob.castTo(operand(2), i64), {1, 1, 1})
+                           : ob.reshape(ob.ints({0}), {1, 1, 1});
+  limit = ob.binary("Min", limit, ob.scalar(i64, static_cast<double>(n + 1)));
+  Value kept = valid;
+  for (int64_t t = 0; t < n; ++t) {
+    Value keptJ = ob.reshape(ob.castTo(kept, i64), {nb, nc, 1, n});
+    Value sum = reduce("ReduceSum", ob.binary("Mul", weight, keptJ), 3);
+    kept = ob.binary("And", valid, ob.binary("Less", sum, limit));
+  }
+  // Sorted position p of box i; E[b][c][p][i] = box i is at position p.
+  Value position = reduce("ReduceSum", precedesI, 3);
+  Value at = ob.castTo(ob.binary("Equal", ob.reshape(position, {nb, nc, 1, n}),
+                                 ob.reshape(ob.ints(iota), {1, 1, n, 1})),
+                       i64);
+  Value keptSorted = reduce("ReduceMax", ob.binary("Mul", at, ob.reshape(ob.castTo(kept, i64),
+                                                                         {nb, nc, 1, n})),
+                            3);
+  Value order = reduce("ReduceSum", ob.binary("Mul", at, ob.reshape(ob.ints(iota), {1, 1, 1, n})), 3);
+  Value flat = selectedPositions(ob, ob.castTo(ob.reshape(keptSorted, {nb * nc * n}), i1), m);
+  Value batch = ob.binary("Div", flat, ob.scalar(i64, static_cast<double>(nc * n)));
+  Value cls = ob.binary("Mod", ob.binary("Div", flat, ob.scalar(i64, static_cast<double>(n))),
+                        ob.scalar(i64, static_cast<double>(nc)));
+  Value box = ob.create("Gather", {ob.reshape(order, {nb * nc * n}), flat}, i64,
+                        {ob.b.getNamedAttr("axis", ob.b.getI64IntegerAttr(0))});
+  return SmallVector<Value>{ob.concat({ob.reshape(batch, {m, 1}), ob.reshape(cls, {m, 1}),
+                                       ob.reshape(box, {m, 1})},
+                                      1)};
 }
 
 /// Unique where the model declares how many distinct values (or slices along
@@ -791,6 +932,8 @@ FailureOr<SmallVector<Value>> decompose(Operation *op) {
     return decomposeSelection(op, ob);
   if (name == "Unique")
     return decomposeUnique(op, ob);
+  if (name == "NonMaxSuppression")
+    return decomposeNonMaxSuppression(op, ob);
   if (name == "DFT")
     return decomposeDft(op, ob);
   if (name == "STFT")

@@ -334,3 +334,47 @@ func.func @unique_sorted_declared(%x: tensor<4xf32>) -> (tensor<3xf32>, tensor<3
   %y:4 = "onnx.Unique"(%x) <{sorted = 1 : i64}> : (tensor<4xf32>) -> (tensor<3xf32>, tensor<3xi64>, tensor<4xi64>, tensor<3xi64>)
   return %y#0, %y#1, %y#2, %y#3 : tensor<3xf32>, tensor<3xi64>, tensor<4xi64>, tensor<3xi64>
 }
+
+// -----
+
+// NonMaxSuppression, 2 of 3 boxes x 2 classes declared: corners ordered, the
+// pairwise IoU over the threshold (boxes of no area suppress nothing), precedence
+// by score then index, the greedy rule applied once per box (3 rounds), then the
+// kept boxes in score order as (batch, class, box) rows.
+// CHECK-LABEL: func.func @nms_declared
+// CHECK-NOT: onnx.NonMaxSuppression
+// CHECK-COUNT-2: "onnx.Min"({{.*}}) : (tensor<1x3xf32>, tensor<1x3xf32>) -> tensor<1x3xf32>
+// CHECK: %[[IOU:.*]] = "onnx.Div"({{.*}}) : (tensor<1x3x3xf32>, tensor<1x3x3xf32>) -> tensor<1x3x3xf32>
+// CHECK: "onnx.Greater"(%[[IOU]], {{.*}}) : (tensor<1x3x3xf32>, tensor<1x1x1xf32>) -> tensor<1x3x3xi1>
+// CHECK: "onnx.Or"({{.*}}) : (tensor<1x2x3x3xi1>, tensor<1x2x3x3xi1>) -> tensor<1x2x3x3xi1>
+// CHECK: %[[VALID:.*]] = "onnx.Greater"(%arg1, {{.*}}) : (tensor<1x2x3xf32>, tensor<1x1x1xf32>) -> tensor<1x2x3xi1>
+// CHECK-COUNT-3: "onnx.And"(%[[VALID]], {{.*}}) : (tensor<1x2x3xi1>, tensor<1x2x3xi1>) -> tensor<1x2x3xi1>
+// CHECK-NOT: "onnx.And"(%[[VALID]]
+// CHECK: "onnx.CumSum"
+// CHECK: "onnx.Gather"({{.*}}) <{axis = 0 : i64}> : (tensor<6xi64>, tensor<2xi64>) -> tensor<2xi64>
+// CHECK: %[[Y:.*]] = "onnx.Concat"({{.*}}) <{axis = 1 : i64}> : (tensor<2x1xi64>, tensor<2x1xi64>, tensor<2x1xi64>) -> tensor<2x3xi64>
+// CHECK: return %[[Y]]
+func.func @nms_declared(%b: tensor<1x3x4xf32>, %s: tensor<1x2x3xf32>, %m: tensor<1xi64>, %iou: tensor<1xf32>, %st: tensor<1xf32>) -> tensor<2x3xi64> {
+  %y = "onnx.NonMaxSuppression"(%b, %s, %m, %iou, %st) : (tensor<1x3x4xf32>, tensor<1x2x3xf32>, tensor<1xi64>, tensor<1xf32>, tensor<1xf32>) -> tensor<2x3xi64>
+  return %y : tensor<2x3xi64>
+}
+
+// -----
+
+// Beyond 64 boxes a class, the unrolled selection is refused by name.
+func.func @nms_too_many(%b: tensor<1x65x4xf32>, %s: tensor<1x1x65xf32>, %m: tensor<1xi64>) -> tensor<3x3xi64> {
+  // expected-error @+2 {{NonMaxSuppression over 65 boxes: Kiln unrolls the greedy selection once per box, up to 64}}
+  %none = onnx.NoValue
+  %y = "onnx.NonMaxSuppression"(%b, %s, %m, %none, %none) : (tensor<1x65x4xf32>, tensor<1x1x65xf32>, tensor<1xi64>, none, none) -> tensor<3x3xi64>
+  return %y : tensor<3x3xi64>
+}
+
+// -----
+
+// Mismatched boxes and scores are an error naming both.
+func.func @nms_mismatch(%b: tensor<1x5x4xf32>, %s: tensor<1x1x6xf32>) -> tensor<3x3xi64> {
+  // expected-error @+2 {{NonMaxSuppression takes boxes [B, N, 4] and scores [B, C, N] into [M, 3]; got 'tensor<1x5x4xf32>', 'tensor<1x1x6xf32>' into 'tensor<3x3xi64>'}}
+  %none = onnx.NoValue
+  %y = "onnx.NonMaxSuppression"(%b, %s, %none, %none, %none) : (tensor<1x5x4xf32>, tensor<1x1x6xf32>, none, none, none) -> tensor<3x3xi64>
+  return %y : tensor<3x3xi64>
+}
