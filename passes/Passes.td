@@ -526,6 +526,29 @@ def ExpandHostBf16 : Pass<"kiln-expand-host-bf16", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::arith::ArithDialect"];
 }
 
+def HostLoopOrder : Pass<"kiln-host-loop-order", "mlir::func::FuncOp"> {
+  let summary = "Put a contraction's contiguous output dim innermost, for the vectorizer";
+  let description = [{
+    Part of the host codegen pipeline, before linalg becomes loops. A
+    `linalg.generic` with reduction loops whose output's innermost index is a
+    parallel loop `d`, read with unit stride (only in the last index, coefficient 1,
+    innermost stride 1) by every buffer that uses it, is interchanged so that `d`
+    runs innermost, after the reductions: a matrix product's `out[m, n] +=
+    a[m, k] * b[k, n]` runs over `n` innermost and vectorizes, where it ran scalar
+    dot products over `k` (a convolution of stride 1 likewise over the output
+    columns). Each output's reduction keeps its order, so results are bitwise the
+    same. Left alone: the other parallel loops giving fewer than `min-outer`
+    iterations (a matrix-vector product keeps its rows to thread over), strided
+    or transposed reads along `d`, and row reductions (Softmax's max: the row's
+    index is not contiguous in the input).
+  }];
+  let options = [
+    Option<"minOuter", "min-outer", "int64_t", /*default=*/"16",
+           "The fewest iterations the other parallel loops must give">,
+  ];
+  let dependentDialects = ["mlir::linalg::LinalgDialect"];
+}
+
 def HostParallel : Pass<"kiln-host-parallel", "mlir::ModuleOp"> {
   let summary = "Run host kernels' outermost parallel loops on the runtime's thread pool";
   let description = [{

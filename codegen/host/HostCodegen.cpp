@@ -43,6 +43,7 @@ using namespace mlir;
 namespace kiln {
 
 void buildHostCodegenPipeline(OpPassManager &pm, bool parallel) {
+  pm.nest<func::FuncOp>().addPass(createHostLoopOrder());
   if (parallel) {
     pm.nest<func::FuncOp>().addPass(createConvertLinalgToParallelLoopsPass());
     pm.addPass(createHostParallel());

@@ -1,0 +1,124 @@
+//===- OrderHostLoops.cpp - Contraction loops in a vectorizable order -----===//
+//
+// This file implements kiln-host-loop-order (see Passes.td): a generic with
+// reduction loops whose output's innermost dim is contiguous in every buffer that
+// reads it gets that dim as its innermost loop, after the reductions, so that the
+// host's loop vectorizer widens it (out[m, n:n+8] += a[m, k] * b[k, n:n+8])
+// instead of running scalar dot products. Each output still accumulates its
+// reduction in the same order: results are bitwise unchanged.
+//
+//===----------------------------------------------------------------------===//
+#include "passes/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace kiln {
+#define GEN_PASS_DEF_HOSTLOOPORDER
+#include "passes/Passes.h.inc"
+} // namespace kiln
+
+using namespace mlir;
+
+namespace {
+
+/// True when `buffer`, read through `map`, steps by one element along loop `d`: `d`
+/// appears only in the last index, with coefficient 1, and the buffer's innermost
+/// stride is 1. A buffer that does not use `d` is fine too.
+bool unitStrideAlong(Value buffer, AffineMap map, unsigned d) {
+  unsigned last = map.getNumResults();
+  for (auto [i, e] : llvm::enumerate(map.getResults())) {
+    if (!e.isFunctionOfDim(d))
+      continue;
+    if (i + 1 != last)
+      return false;
+    // The coefficient of d: e at d = 1 minus e at d = 0, the other dims at 0.
+    SmallVector<AffineExpr> at0(map.getNumDims(), getAffineConstantExpr(0, map.getContext()));
+    SmallVector<AffineExpr> at1 = at0;
+    at1[d] = getAffineConstantExpr(1, map.getContext());
+    auto c0 = dyn_cast<AffineConstantExpr>(simplifyAffineExpr(
+        e.replaceDims(at0), map.getNumDims(), map.getNumSymbols()));
+    auto c1 = dyn_cast<AffineConstantExpr>(simplifyAffineExpr(
+        e.replaceDims(at1), map.getNumDims(), map.getNumSymbols()));
+    if (!c0 || !c1 || c1.getValue() - c0.getValue() != 1)
+      return false;
+    auto type = dyn_cast<MemRefType>(buffer.getType());
+    if (!type)
+      return false;
+    SmallVector<int64_t> strides;
+    int64_t offset;
+    if (failed(getStridesAndOffset(type, strides, offset)) || strides.empty() ||
+        strides.back() != 1)
+      return false;
+  }
+  return true;
+}
+
+/// The loop order that puts the output's innermost dim last; empty when there is
+/// none to gain.
+SmallVector<unsigned> vectorizableOrder(linalg::GenericOp op, int64_t minOuter) {
+  if (op.getNumReductionLoops() == 0 || op.getNumDpsInits() != 1 ||
+      !op.hasPureBufferSemantics())
+    return {};
+  AffineMap outMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  if (outMap.getNumResults() == 0)
+    return {};
+  auto last = dyn_cast<AffineDimExpr>(outMap.getResults().back());
+  if (!last)
+    return {};
+  unsigned d = last.getPosition();
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  if (iterators[d] != utils::IteratorType::parallel)
+    return {};
+  // Already after every reduction loop.
+  bool innermost = true;
+  for (unsigned i = d + 1; i < iterators.size(); ++i)
+    innermost &= iterators[i] != utils::IteratorType::reduction;
+  if (innermost)
+    return {};
+  for (OpOperand &operand : op->getOpOperands())
+    if (!unitStrideAlong(operand.get(), op.getMatchingIndexingMap(&operand), d))
+      return {};
+  // The other parallel loops must leave enough outer iterations for the thread
+  // pool (a matrix-vector product keeps its dot products, threaded over rows).
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  int64_t outer = 1;
+  for (auto [i, it] : llvm::enumerate(iterators))
+    if (i != d && it == utils::IteratorType::parallel) {
+      if (ShapedType::isDynamic(ranges[i]))
+        return {};
+      outer *= ranges[i];
+    }
+  if (outer < minOuter)
+    return {};
+  SmallVector<unsigned> order;
+  for (unsigned i = 0; i < iterators.size(); ++i)
+    if (i != d)
+      order.push_back(i);
+  order.push_back(d);
+  return order;
+}
+
+struct HostLoopOrderPass : kiln::impl::HostLoopOrderBase<HostLoopOrderPass> {
+  using HostLoopOrderBase::HostLoopOrderBase;
+
+  void runOnOperation() override {
+    SmallVector<std::pair<linalg::GenericOp, SmallVector<unsigned>>> work;
+    getOperation().walk([&](linalg::GenericOp op) {
+      SmallVector<unsigned> order = vectorizableOrder(op, minOuter);
+      if (!order.empty())
+        work.push_back({op, std::move(order)});
+    });
+    IRRewriter rewriter(&getContext());
+    for (auto &[op, order] : work) {
+      rewriter.setInsertionPoint(op);
+      if (failed(linalg::interchangeGenericOp(rewriter, op, order)))
+        return signalPassFailure();
+    }
+  }
+};
+
+} // namespace
