@@ -617,17 +617,30 @@ void StageBuilder::mergeIndependentStages() {
                       }).wasInterrupted();
     movable.push_back(f.getBody().hasOneBlock() && !nestedIds);
   }
+  // Each stage's shared memory: a merged launch has every stage's (48 KB at most,
+  // the static limit a block has on every supported architecture).
+  constexpr int64_t kSharedLimit = 48 * 1024;
+  auto sharedBytes = [&](size_t k) {
+    int64_t bytes = 0;
+    for (BlockArgument a : fnOf(k).getWorkgroupAttributions()) {
+      auto t = cast<MemRefType>(a.getType());
+      bytes += t.getNumElements() * ((t.getElementTypeBitWidth() + 7) / 8);
+    }
+    return bytes;
+  };
   // Runs of stages, each independent of the others in its run, one thread count.
   SmallVector<std::pair<size_t, size_t>> runs;
   for (size_t i = 0; i < stages.size();) {
     size_t j = i + 1;
+    int64_t shared = sharedBytes(i);
     auto joins = [&](size_t k) {
       return movable[k] && product(attr(k).getBlock()) == product(attr(i).getBlock()) &&
+             shared + sharedBytes(k) <= kSharedLimit &&
              llvm::all_of(llvm::seq(i, k), [&](size_t m) { return independent(access[m], access[k]); });
     };
     if (movable[i])
       while (j < stages.size() && joins(j))
-        ++j;
+        shared += sharedBytes(j++);
     runs.push_back({i, j});
     i = j;
   }

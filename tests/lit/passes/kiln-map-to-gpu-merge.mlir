@@ -62,6 +62,50 @@ module {
     }
     return
   }
+  // Four independent contractions, 64x64 and a 64x48 (16 KB of shared tiles each,
+  // sm_80), into disjoint quarters: merged while the launch's shared memory stays
+  // within a block's 48 KB, three and then one.
+  func.func @k3(%a: memref<64x96xf32>, %b: memref<96x64xf32>, %y: memref<256x64xf32>) attributes {kiln.kernel} {
+    %zero = arith.constant 0.0 : f32
+    %q0 = memref.subview %y[0, 0] [64, 64] [1, 1] : memref<256x64xf32> to memref<64x64xf32, strided<[64, 1]>>
+    %q1 = memref.subview %y[64, 0] [64, 64] [1, 1] : memref<256x64xf32> to memref<64x64xf32, strided<[64, 1], offset: 4096>>
+    %q2 = memref.subview %y[128, 0] [64, 64] [1, 1] : memref<256x64xf32> to memref<64x64xf32, strided<[64, 1], offset: 8192>>
+    %b48 = memref.subview %b[0, 0] [96, 48] [1, 1] : memref<96x64xf32> to memref<96x48xf32, strided<[64, 1]>>
+    %q3 = memref.subview %y[192, 0] [64, 48] [1, 1] : memref<256x64xf32> to memref<64x48xf32, strided<[64, 1], offset: 12288>>
+    linalg.fill ins(%zero : f32) outs(%q0 : memref<64x64xf32, strided<[64, 1]>>)
+    linalg.generic {indexing_maps = [affine_map<(i, j, k) -> (i, k)>, affine_map<(i, j, k) -> (k, j)>, affine_map<(i, j, k) -> (i, j)>], iterator_types = ["parallel", "parallel", "reduction"]}
+        ins(%a, %b : memref<64x96xf32>, memref<96x64xf32>) outs(%q0 : memref<64x64xf32, strided<[64, 1]>>) {
+    ^bb0(%u: f32, %v: f32, %acc: f32):
+      %m = arith.mulf %u, %v : f32
+      %s = arith.addf %acc, %m : f32
+      linalg.yield %s : f32
+    }
+    linalg.fill ins(%zero : f32) outs(%q1 : memref<64x64xf32, strided<[64, 1], offset: 4096>>)
+    linalg.generic {indexing_maps = [affine_map<(i, j, k) -> (i, k)>, affine_map<(i, j, k) -> (k, j)>, affine_map<(i, j, k) -> (i, j)>], iterator_types = ["parallel", "parallel", "reduction"]}
+        ins(%a, %b : memref<64x96xf32>, memref<96x64xf32>) outs(%q1 : memref<64x64xf32, strided<[64, 1], offset: 4096>>) {
+    ^bb0(%u: f32, %v: f32, %acc: f32):
+      %m = arith.mulf %u, %v : f32
+      %s = arith.addf %acc, %m : f32
+      linalg.yield %s : f32
+    }
+    linalg.fill ins(%zero : f32) outs(%q2 : memref<64x64xf32, strided<[64, 1], offset: 8192>>)
+    linalg.generic {indexing_maps = [affine_map<(i, j, k) -> (i, k)>, affine_map<(i, j, k) -> (k, j)>, affine_map<(i, j, k) -> (i, j)>], iterator_types = ["parallel", "parallel", "reduction"]}
+        ins(%a, %b : memref<64x96xf32>, memref<96x64xf32>) outs(%q2 : memref<64x64xf32, strided<[64, 1], offset: 8192>>) {
+    ^bb0(%u: f32, %v: f32, %acc: f32):
+      %m = arith.mulf %u, %v : f32
+      %s = arith.addf %acc, %m : f32
+      linalg.yield %s : f32
+    }
+    linalg.fill ins(%zero : f32) outs(%q3 : memref<64x48xf32, strided<[64, 1], offset: 12288>>)
+    linalg.generic {indexing_maps = [affine_map<(i, j, k) -> (i, k)>, affine_map<(i, j, k) -> (k, j)>, affine_map<(i, j, k) -> (i, j)>], iterator_types = ["parallel", "parallel", "reduction"]}
+        ins(%a, %b48 : memref<64x96xf32>, memref<96x48xf32, strided<[64, 1]>>) outs(%q3 : memref<64x48xf32, strided<[64, 1], offset: 12288>>) {
+    ^bb0(%u: f32, %v: f32, %acc: f32):
+      %m = arith.mulf %u, %v : f32
+      %s = arith.addf %acc, %m : f32
+      linalg.yield %s : f32
+    }
+    return
+  }
   kiln.plan @main attributes {arena_bytes = 0 : i64, weight_bytes = 0 : i64} {
     %x0 = kiln.slice offset 0 size 0 : memref<16x128xf32>
     %y0 = kiln.slice offset 0 size 0 : memref<16x256xf32>
@@ -74,6 +118,10 @@ module {
     %y2 = kiln.slice offset 0 size 0 : memref<48x64xf32>
     kiln.launch @k2(%m, %m, %c2, %y2) stream 0 {num_inputs = 3 : i64} : memref<32x32xf32>, memref<32x32xf32>, memref<16x64xf32>, memref<48x64xf32>
     kiln.launch @k1(%x, %y1, %z1) stream 0 {num_inputs = 1 : i64} : memref<4x8xf32>, memref<4x8xf32>, memref<4x8xf32>
+    %a3 = kiln.slice offset 0 size 0 : memref<64x96xf32>
+    %b3 = kiln.slice offset 0 size 0 : memref<96x64xf32>
+    %y3 = kiln.slice offset 0 size 0 : memref<256x64xf32>
+    kiln.launch @k3(%a3, %b3, %y3) stream 0 {num_inputs = 2 : i64} : memref<64x96xf32>, memref<96x64xf32>, memref<256x64xf32>
   }
 }
 // CHECK: gpu.func @k0_s0_1more(
@@ -105,3 +153,4 @@ module {
 // CHECK: kiln.launch @k0({{.*}}gpu_stages = [#kiln.gpu_stage<"k0_s0_1more", grid = [4, 1, 1], block = [256, 1, 1], sync = false>]
 // CHECK: kiln.launch @k2({{.*}}gpu_stages = [#kiln.gpu_stage<"k2_s0_1more", grid = [2, 1, 1], block = [256, 1, 1], sync = true>]
 // CHECK: kiln.launch @k1({{.*}}gpu_stages = [#kiln.gpu_stage<"k1_s0", {{.*}}>, #kiln.gpu_stage<"k1_s1", {{.*}}>]
+// CHECK: kiln.launch @k3({{.*}}gpu_stages = [#kiln.gpu_stage<"k3_s0_2more", grid = [3, 1, 1], block = [16, 16, 1], sync = true>, #kiln.gpu_stage<"k3_s3", grid = [1, 1, 1], block = [16, 16, 1], sync = true>]
