@@ -378,3 +378,13 @@ func.func @nms_mismatch(%b: tensor<1x5x4xf32>, %s: tensor<1x1x6xf32>) -> tensor<
   %y = "onnx.NonMaxSuppression"(%b, %s, %none, %none, %none) : (tensor<1x5x4xf32>, tensor<1x1x6xf32>, none, none, none) -> tensor<3x3xi64>
   return %y : tensor<3x3xi64>
 }
+
+// -----
+
+// More selected boxes declared than batches x classes x boxes: an error.
+func.func @nms_too_many_selected(%b: tensor<1x2x4xf32>, %s: tensor<1x1x2xf32>) -> tensor<3x3xi64> {
+  %none = onnx.NoValue
+  // expected-error @+1 {{NonMaxSuppression declares 3 selected boxes of 2}}
+  %y = "onnx.NonMaxSuppression"(%b, %s, %none, %none, %none) : (tensor<1x2x4xf32>, tensor<1x1x2xf32>, none, none, none) -> tensor<3x3xi64>
+  return %y : tensor<3x3xi64>
+}
