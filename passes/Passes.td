@@ -292,7 +292,7 @@ def ConvertOnnxToLinalg : Pass<"convert-onnx-to-linalg", "mlir::ModuleOp"> {
   }];
   let dependentDialects = ["kiln::KilnDialect", "mlir::arith::ArithDialect",
                            "mlir::linalg::LinalgDialect", "mlir::math::MathDialect",
-                           "mlir::tensor::TensorDialect"];
+                           "mlir::scf::SCFDialect", "mlir::tensor::TensorDialect"];
 }
 
 def FuseElementwise : Pass<"kiln-fuse-elementwise", "mlir::func::FuncOp"> {

@@ -45,6 +45,8 @@ LogicalResult mapStages(StageBuilder &builder, const GpuArch &arch) {
     if (llvm::any_of(op.getStaticLoopRanges(), ShapedType::isDynamic))
       return op.emitError("kernel ") << builder.getKernel().getName()
                                      << ": dynamic loop bounds have no cuda mapping";
+  if (builder.getTimeLoop())
+    return mapTimeLoopKernel(builder);
   if (mapRowKernel(builder))
     return success();
   for (linalg::GenericOp op : builder.getStageOps()) {

@@ -14,7 +14,8 @@
 //
 // Before those, a whole kernel may map as one row kernel (BlockReduction.cpp):
 // every stage row-local over the same leading loops (a Softmax, a LayerNorm), one
-// block per row runs the stages in turn, barriers between them.
+// block per row runs the stages in turn, barriers between them. A kernel with a
+// time loop (TimeLoop.cpp) is one launch of one block that runs the loop.
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_CODEGEN_CUDA_MAPPINGSTRATEGIES_H
@@ -53,6 +54,10 @@ void mapBlockReduction(StageBuilder &builder, mlir::linalg::GenericOp op,
 /// read and write the kernel's own buffers only in their own row); false
 /// (nothing built) otherwise.
 bool mapRowKernel(StageBuilder &builder);
+
+/// Builds a kernel with a time loop (StageBuilder::getTimeLoop) as one launch of
+/// one block: the stages in turn, the loop's every iteration, barriers between.
+mlir::LogicalResult mapTimeLoopKernel(StageBuilder &builder);
 
 /// Builds the stage with one thread per output (four for 32-bit elementwise stages).
 mlir::LogicalResult mapThreadPerOutput(StageBuilder &builder, mlir::linalg::GenericOp op,

@@ -80,49 +80,74 @@ LogicalResult StageBuilder::prepare() {
   SmallVector<Operation *> ops;
   for (Operation &op : kernel.getBody().front())
     ops.push_back(&op);
+  // A linalg op becomes a stage: a linalg.generic over buffers.
+  auto addStage = [&](Operation *op) -> LogicalResult {
+    auto linalgOp = cast<linalg::LinalgOp>(op);
+    auto generic = dyn_cast<linalg::GenericOp>(op);
+    if (auto map = dyn_cast<linalg::MapOp>(op)) {
+      // linalg.map: elementwise over identity maps; its mapper takes no output.
+      rewriter.setInsertionPoint(op);
+      unsigned rank = map.getInit().getType().getRank();
+      SmallVector<AffineMap> maps(map.getInputs().size() + 1,
+                                  rewriter.getMultiDimIdentityMap(rank));
+      SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
+      generic = rewriter.create<linalg::GenericOp>(
+          op->getLoc(), TypeRange{}, map.getInputs(), ValueRange{map.getInit()}, maps,
+          iters);
+      Block &mapper = map.getMapper().front();
+      Block *body = rewriter.createBlock(&generic.getRegion());
+      IRMapping bodyMap;
+      for (BlockArgument a : mapper.getArguments())
+        bodyMap.map(a, body->addArgument(a.getType(), a.getLoc()));
+      Type outElem = cast<ShapedType>(map.getInit().getType()).getElementType();
+      body->addArgument(outElem, op->getLoc());
+      rewriter.setInsertionPointToEnd(body);
+      for (Operation &inner : mapper.without_terminator())
+        rewriter.clone(inner, bodyMap);
+      SmallVector<Value> yields;
+      for (Value v : mapper.getTerminator()->getOperands())
+        yields.push_back(bodyMap.lookupOrDefault(v));
+      rewriter.create<linalg::YieldOp>(op->getLoc(), yields);
+      rewriter.eraseOp(op);
+    }
+    if (!generic) {
+      rewriter.setInsertionPoint(op);
+      FailureOr<linalg::GenericOp> g =
+          linalg::generalizeNamedOp(rewriter, linalgOp);
+      if (failed(g))
+        return op->emitError("kernel ") << kernel.getName() << ": '"
+                                        << op->getName() << "' has no cuda mapping";
+      generic = *g;
+    }
+    if (!generic.hasPureBufferSemantics())
+      return op->emitError("kernel ") << kernel.getName() << ": not bufferized";
+    stageOps.push_back(generic);
+    return success();
+  };
   for (Operation *op : ops) {
     if (isa<func::ReturnOp, memref::DeallocOp>(op))
       continue;
-    if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op)) {
-      auto generic = dyn_cast<linalg::GenericOp>(op);
-      if (auto map = dyn_cast<linalg::MapOp>(op)) {
-        // linalg.map: elementwise over identity maps; its mapper takes no output.
-        rewriter.setInsertionPoint(op);
-        unsigned rank = map.getInit().getType().getRank();
-        SmallVector<AffineMap> maps(map.getInputs().size() + 1,
-                                    rewriter.getMultiDimIdentityMap(rank));
-        SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
-        generic = rewriter.create<linalg::GenericOp>(
-            op->getLoc(), TypeRange{}, map.getInputs(), ValueRange{map.getInit()}, maps,
-            iters);
-        Block &mapper = map.getMapper().front();
-        Block *body = rewriter.createBlock(&generic.getRegion());
-        IRMapping bodyMap;
-        for (BlockArgument a : mapper.getArguments())
-          bodyMap.map(a, body->addArgument(a.getType(), a.getLoc()));
-        Type outElem = cast<ShapedType>(map.getInit().getType()).getElementType();
-        body->addArgument(outElem, op->getLoc());
-        rewriter.setInsertionPointToEnd(body);
-        for (Operation &inner : mapper.without_terminator())
-          rewriter.clone(inner, bodyMap);
-        SmallVector<Value> yields;
-        for (Value v : mapper.getTerminator()->getOperands())
-          yields.push_back(bodyMap.lookupOrDefault(v));
-        rewriter.create<linalg::YieldOp>(op->getLoc(), yields);
-        rewriter.eraseOp(op);
+    if (isa<linalg::LinalgOp>(op)) {
+      if (failed(addStage(op)))
+        return failure();
+      continue;
+    }
+    // A time loop (a recurrent op's Scan): its body's linalg ops are stages too,
+    // run in turn every iteration; views and index arithmetic stay in the body.
+    if (auto loop = dyn_cast<scf::ForOp>(op); loop && !timeLoop && loop.getNumResults() == 0) {
+      timeLoop = loop;
+      for (Operation &inner : llvm::make_early_inc_range(loop.getBody()->without_terminator())) {
+        if (isa<linalg::LinalgOp>(inner)) {
+          if (failed(addStage(&inner)))
+            return failure();
+          loopStages.insert(stageOps.back());
+          continue;
+        }
+        if (isa<memref::DeallocOp>(inner) || (isPure(&inner) && inner.getNumRegions() == 0))
+          continue;
+        return inner.emitError("kernel ") << kernel.getName() << ": '" << inner.getName()
+                                          << "' in a time loop has no cuda mapping";
       }
-      if (!generic) {
-        rewriter.setInsertionPoint(op);
-        FailureOr<linalg::GenericOp> g =
-            linalg::generalizeNamedOp(rewriter, linalgOp);
-        if (failed(g))
-          return op->emitError("kernel ") << kernel.getName() << ": '"
-                                          << op->getName() << "' has no cuda mapping";
-        generic = *g;
-      }
-      if (!generic.hasPureBufferSemantics())
-        return op->emitError("kernel ") << kernel.getName() << ": not bufferized";
-      stageOps.push_back(generic);
       continue;
     }
     if (isa<memref::AllocOp, memref::LoadOp>(op) || isPure(op)) {
@@ -148,7 +173,8 @@ LogicalResult StageBuilder::prepare() {
   for (size_t i = 0; i < stageOps.size(); ++i) {
     linalg::GenericOp op = stageOps[i];
     bool folded = false;
-    if (isFill(op)) {
+    // A time loop's stages run as they are (its fills every iteration).
+    if (isFill(op) && !timeLoop) {
       Value buffer = op.getDpsInitOperand(0)->get();
       auto touches = [&](linalg::GenericOp s) {
         return llvm::is_contained(s->getOperands(), buffer);
@@ -168,8 +194,10 @@ LogicalResult StageBuilder::prepare() {
       kept.push_back(op);
   }
   stageOps = kept;
-  absorbPaddings();
-  absorbEpilogues();
+  if (!timeLoop) {
+    absorbPaddings();
+    absorbEpilogues();
+  }
 
   // Buffers the kernel allocates and writes become scratch views. Only buffers a
   // stage (or its absorbed epilogue) writes need memory; the others only give a

@@ -19,6 +19,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
 
 namespace kiln {
@@ -109,9 +110,13 @@ public:
   /// stage's code with its own block and thread indices. Call after every stage op
   /// was mapped to exactly one stage.
   void mergeIndependentStages();
-  /// The absorbed epilogues, each keyed by the stage that applies it.
   /// The stages, then the absorbed epilogues (each keyed by the stage that applies it).
   llvm::SmallVector<mlir::linalg::GenericOp> stagesAndEpilogues() const;
+
+  /// The kernel's time loop (a recurrent op's Scan as an scf.for at kernel level),
+  /// whose body's stages run every iteration; null when there is none.
+  mlir::scf::ForOp getTimeLoop() const { return timeLoop; }
+  bool inTimeLoop(mlir::linalg::GenericOp op) const { return loopStages.contains(op); }
 
   /// Kernel values -> their clones in the current stage.
   mlir::IRMapping mapping;
@@ -121,6 +126,8 @@ private:
   mlir::gpu::GPUModuleOp gpuModule;
   llvm::SmallVector<mlir::Operation *> prelude;
   llvm::SmallVector<mlir::linalg::GenericOp> stageOps;
+  mlir::scf::ForOp timeLoop;
+  llvm::DenseSet<mlir::Operation *> loopStages;
   llvm::SmallVector<mlir::Attribute> stages;
   /// Reduction outputs whose initial value is a folded fill: (op, out) -> value.
   llvm::DenseMap<std::pair<mlir::Operation *, unsigned>, mlir::Value> foldedInit;

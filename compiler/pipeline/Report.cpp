@@ -97,13 +97,6 @@ void CompileReport::collectKernels(ModuleOp module) {
 
 namespace {
 
-int64_t tripCount(linalg::LinalgOp op) {
-  int64_t trips = 1;
-  for (int64_t r : op.getStaticLoopRanges())
-    trips *= ShapedType::isDynamic(r) ? 1 : r;
-  return trips;
-}
-
 /// Elements of `buffer` a kernel reads at most: all of them where a linalg op
 /// takes it (or a view of it) as an operand or anything else uses it, but one per
 /// load per iteration where only loads inside linalg bodies read it (a Gather's
@@ -121,7 +114,7 @@ int64_t elementsRead(Value buffer, int64_t all) {
                                                  : linalg::LinalgOp();
       if (!linalgOp || ShapedType::isDynamicShape(linalgOp.getStaticLoopRanges()))
         return false;
-      loaded += tripCount(linalgOp);
+      loaded += iterations(linalgOp);
     }
     return true;
   };
@@ -182,7 +175,7 @@ void CompileReport::collectPlan(ModuleOp module) {
     }
     int64_t total = 0;
     fn.walk([&](linalg::LinalgOp op) {
-      int64_t trips = tripCount(op);
+      int64_t trips = iterations(op);
       int64_t ops = 0;
       for (Region &region : op->getRegions())
         region.walk([&](Operation *inner) {

@@ -21,6 +21,7 @@
 #include "passes/Passes.h"
 #include "passes/fusion/Rows.h"
 
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/MapVector.h"
@@ -70,7 +71,9 @@ bool isKernelAnchor(Operation *op) {
     return false;
   if (isa<arith::ConstantOp>(op)) // tensor constants become weights
     return false;
-  return isa<linalg::LinalgDialect, tensor::TensorDialect>(op->getDialect());
+  // A time loop (a recurrent op's Scan) is one kernel, its body included.
+  return isa<linalg::LinalgDialect, tensor::TensorDialect>(op->getDialect()) ||
+         isa<scf::ForOp>(op);
 }
 
 /// Collects, in program order, the rematerializable producers `op` needs and the

@@ -6,7 +6,8 @@
 // definition, in the op's direction (forward, reverse, or both), with its
 // activations (and their alpha/beta), clip, initial states, peepholes, layout and
 // sequence_lens (steps past a sequence's length keep its state and output zeros).
-// The time loop is unrolled: the sequence length is static.
+// The time loop is an onnx.Scan whose body is one step; the tensor phase makes it
+// an scf.for, which the kernels phase keeps as one kernel.
 //
 //===----------------------------------------------------------------------===//
 #include "dialects/onnx/OnnxDialect.h"
@@ -163,14 +164,18 @@ FailureOr<SmallVector<Value>> Recurrence::run() {
       acts.push_back(a);
     }
 
-  // Time step t is valid for a sequence when t < its length: a [batch, 1] mask.
-  auto validAt = [&](int64_t t) -> Value {
-    if (!lens)
-      return Value();
-    Value less = ob.create("Less", {ob.scalar(elementOf(lens), t), lens},
-                           ob.b.getI1Type());
-    return ob.reshape(less, {batch, 1});
-  };
+  // Time step t is valid for a sequence when t < its length: a [steps, batch, 1]
+  // mask, scanned with the projections.
+  Value valid;
+  if (lens) {
+    Type li = elementOf(lens);
+    SmallVector<APInt> ts;
+    for (int64_t t = 0; t < steps; ++t)
+      ts.push_back(APInt(li.getIntOrFloatBitWidth(), t, /*isSigned=*/true));
+    Value times = ob.constant(DenseElementsAttr::get(RankedTensorType::get({steps, 1}, li), ts));
+    Value less = ob.create("Less", {times, ob.reshape(lens, {1, batch})}, ob.b.getI1Type());
+    valid = ob.reshape(less, {steps, batch, 1});
+  }
 
   SmallVector<Value> ys, hs, cs;
   for (int64_t d = 0; d < dirs; ++d) {
@@ -187,8 +192,8 @@ FailureOr<SmallVector<Value>> Recurrence::run() {
       if (kind == "GRU")
         rbh = ob.slice(rb, 0, 2 * hidden, 3 * hidden);
     }
-    Value h = h0 ? ob.pick(h0, 0, d) : zeros({batch, hidden});
-    Value c = kind == "LSTM" ? (c0 ? ob.pick(c0, 0, d) : zeros({batch, hidden})) : Value();
+    Value h0d = h0 ? ob.pick(h0, 0, d) : zeros({batch, hidden});
+    Value c0d = kind == "LSTM" ? (c0 ? ob.pick(c0, 0, d) : zeros({batch, hidden})) : Value();
     Value pi, po, pf;
     if (peep) {
       Value pd = ob.pick(peep, 0, d);
@@ -196,61 +201,97 @@ FailureOr<SmallVector<Value>> Recurrence::run() {
       po = ob.slice(pd, 0, hidden, 2 * hidden);
       pf = ob.slice(pd, 0, 2 * hidden, 3 * hidden);
     }
+    // Slices of rT that the reset-gated GRU candidate multiplies by, outside the loop.
+    Value rTh = kind == "GRU" ? ob.slice(rT, 1, 2 * hidden, 3 * hidden) : Value();
     bool linearBeforeReset = intAttr("linear_before_reset", 0) != 0;
-    SmallVector<Value> stepOutputs(steps);
-    for (int64_t i = 0; i < steps; ++i) {
-      int64_t t = reverse ? steps - 1 - i : i;
-      Value xt = ob.pick(xw, 0, t); // [B, G*H]
-      Value hr = ob.create("MatMul", {h, rT}, f);
-      if (rb && !(kind == "GRU" && !linearBeforeReset))
-        hr = add(hr, rb);
-      Value hNew, cNew;
-      if (kind == "RNN") {
-        hNew = apply(act[0], clip(add(xt, hr)));
-      } else if (kind == "GRU") {
-        Value hrZR = hr;
-        if (rb && !linearBeforeReset)
-          hrZR = add(hr, rb);
-        Value z = apply(act[0], clip(add(gate(xt, 0), gate(hrZR, 0))));
-        Value rg = apply(act[0], clip(add(gate(xt, 1), gate(hrZR, 1))));
-        Value candidate;
-        if (linearBeforeReset) {
-          candidate = add(gate(xt, 2), mul(rg, gate(hr, 2)));
-        } else {
-          Value rh = ob.create("MatMul", {mul(rg, h), ob.slice(rT, 1, 2 * hidden, 3 * hidden)}, f);
-          candidate = add(gate(xt, 2), rbh ? add(rh, rbh) : rh);
-        }
-        Value hh = apply(act[1], clip(candidate));
-        Value keep = ob.binary("Sub", ob.scalar(f, 1), z);
-        hNew = add(mul(keep, hh), mul(z, h));
+
+    // The time loop: a Scan whose body is one step (the tensor phase makes it an
+    // scf.for, one kernel), states h (and c), scanning the projections (and the
+    // mask) in the direction's order, stacking y in time order.
+    auto stateType = RankedTensorType::get({batch, hidden}, f);
+    SmallVector<Value> operands{h0d};
+    if (c0d)
+      operands.push_back(c0d);
+    int64_t states = operands.size();
+    operands.push_back(xw);
+    if (valid)
+      operands.push_back(valid);
+    int64_t scanned = operands.size() - states;
+    OperationState state(ob.loc, "onnx.Scan");
+    state.addOperands(operands);
+    SmallVector<Type> resultTypes(states, stateType);
+    resultTypes.push_back(RankedTensorType::get({steps, batch, hidden}, f));
+    state.addTypes(resultTypes);
+    state.addAttribute("num_scan_inputs", ob.b.getI64IntegerAttr(scanned));
+    state.addAttribute("scan_input_directions",
+                       ob.b.getI64ArrayAttr(SmallVector<int64_t>(scanned, reverse)));
+    state.addAttribute("scan_output_directions", ob.b.getI64ArrayAttr({reverse}));
+    state.addRegion();
+    Operation *scan = ob.b.create(state);
+    Block *body = new Block();
+    scan->getRegion(0).push_back(body);
+    Value h = body->addArgument(stateType, ob.loc);
+    Value c = c0d ? body->addArgument(stateType, ob.loc) : Value();
+    Value xt = body->addArgument(RankedTensorType::get({batch, gates * hidden}, f), ob.loc);
+    Value validT = valid ? body->addArgument(
+                               RankedTensorType::get({batch, 1}, ob.b.getI1Type()), ob.loc)
+                         : Value();
+    ob.b.setInsertionPointToEnd(body);
+    Value hr = ob.create("MatMul", {h, rT}, f);
+    if (rb && !(kind == "GRU" && !linearBeforeReset))
+      hr = add(hr, rb);
+    Value hNew, cNew;
+    if (kind == "RNN") {
+      hNew = apply(act[0], clip(add(xt, hr)));
+    } else if (kind == "GRU") {
+      Value hrZR = hr;
+      if (rb && !linearBeforeReset)
+        hrZR = add(hr, rb);
+      Value z = apply(act[0], clip(add(gate(xt, 0), gate(hrZR, 0))));
+      Value rg = apply(act[0], clip(add(gate(xt, 1), gate(hrZR, 1))));
+      Value candidate;
+      if (linearBeforeReset) {
+        candidate = add(gate(xt, 2), mul(rg, gate(hr, 2)));
       } else {
-        Value pre = add(xt, hr); // gates i, o, f, c
-        Value ig = gate(pre, 0), og = gate(pre, 1), fg = gate(pre, 2), cg = gate(pre, 3);
-        if (pi) {
-          ig = add(ig, mul(pi, c));
-          fg = add(fg, mul(pf, c));
-        }
-        Value iv = apply(act[0], clip(ig)), fv = apply(act[0], clip(fg));
-        cNew = add(mul(fv, c), mul(iv, apply(act[1], clip(cg))));
-        if (po)
-          og = add(og, mul(po, cNew));
-        hNew = mul(apply(act[0], clip(og)), apply(act[2], cNew));
+        Value rh = ob.create("MatMul", {mul(rg, h), rTh}, f);
+        candidate = add(gate(xt, 2), rbh ? add(rh, rbh) : rh);
       }
-      Value y = hNew;
-      if (Value valid = validAt(t)) {
-        y = ob.create("Where", {valid, hNew, zeros({batch, hidden})}, f);
-        hNew = ob.create("Where", {valid, hNew, h}, f);
-        if (cNew)
-          cNew = ob.create("Where", {valid, cNew, c}, f);
+      Value hh = apply(act[1], clip(candidate));
+      Value keep = ob.binary("Sub", ob.scalar(f, 1), z);
+      hNew = add(mul(keep, hh), mul(z, h));
+    } else {
+      Value pre = add(xt, hr); // gates i, o, f, c
+      Value ig = gate(pre, 0), og = gate(pre, 1), fg = gate(pre, 2), cg = gate(pre, 3);
+      if (pi) {
+        ig = add(ig, mul(pi, c));
+        fg = add(fg, mul(pf, c));
       }
-      h = hNew;
-      c = cNew;
-      stepOutputs[t] = ob.reshape(y, {1, 1, batch, hidden});
+      Value iv = apply(act[0], clip(ig)), fv = apply(act[0], clip(fg));
+      cNew = add(mul(fv, c), mul(iv, apply(act[1], clip(cg))));
+      if (po)
+        og = add(og, mul(po, cNew));
+      hNew = mul(apply(act[0], clip(og)), apply(act[2], cNew));
     }
-    ys.push_back(ob.concat(stepOutputs, 0));
-    hs.push_back(ob.reshape(h, {1, batch, hidden}));
-    if (c)
-      cs.push_back(ob.reshape(c, {1, batch, hidden}));
+    Value y = hNew;
+    if (validT) {
+      y = ob.create("Where", {validT, hNew, zeros({batch, hidden})}, f);
+      hNew = ob.create("Where", {validT, hNew, h}, f);
+      if (cNew)
+        cNew = ob.create("Where", {validT, cNew, c}, f);
+    }
+    SmallVector<Value> yields{hNew};
+    if (cNew)
+      yields.push_back(cNew);
+    yields.push_back(y);
+    ob.b.create<onnx::YieldOp>(ob.loc, yields);
+    ob.b.setInsertionPoint(op);
+
+    Value hFinal = scan->getResult(0);
+    Value cFinal = c0d ? scan->getResult(1) : Value();
+    ys.push_back(ob.reshape(scan->getResult(states), {steps, 1, batch, hidden}));
+    hs.push_back(ob.reshape(hFinal, {1, batch, hidden}));
+    if (cFinal)
+      cs.push_back(ob.reshape(cFinal, {1, batch, hidden}));
   }
 
   SmallVector<Value> results(op->getNumResults());

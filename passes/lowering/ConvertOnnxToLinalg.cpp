@@ -10,6 +10,7 @@
 #include "passes/lowering/LoweringUtils.h"
 
 #include "mlir/Dialect/Func/Transforms/FuncConversions.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 
 #include <regex>
 
@@ -86,7 +87,7 @@ struct ConvertOnnxToLinalgPass
 
     ConversionTarget target(*ctx);
     target.addLegalDialect<arith::ArithDialect, linalg::LinalgDialect,
-                           math::MathDialect, tensor::TensorDialect>();
+                           math::MathDialect, scf::SCFDialect, tensor::TensorDialect>();
     target.addIllegalDialect<kiln::onnx::OnnxDialect>();
     target.addLegalOp<kiln::onnx::NoValueOp>();
     target.addIllegalOp<kiln::AttentionOp>();
@@ -109,6 +110,7 @@ struct ConvertOnnxToLinalgPass
     kiln::populateLossLoweringPatterns(patterns, converter);
     kiln::populateConvPoolLoweringPatterns(patterns, converter);
     kiln::populateAttentionLoweringPatterns(patterns, converter);
+    kiln::populateControlFlowLoweringPatterns(patterns, converter);
     populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(patterns, converter);
     populateReturnOpTypeConversionPattern(patterns, converter);
 

@@ -131,6 +131,8 @@ void populateConvPoolLoweringPatterns(mlir::RewritePatternSet &patterns,
                                       mlir::TypeConverter &converter);
 void populateAttentionLoweringPatterns(mlir::RewritePatternSet &patterns,
                                        mlir::TypeConverter &converter);
+void populateControlFlowLoweringPatterns(mlir::RewritePatternSet &patterns,
+                                         mlir::TypeConverter &converter);
 
 } // namespace kiln
 

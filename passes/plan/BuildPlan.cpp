@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 #include "dialects/kiln/KilnDialect.h"
 #include "passes/Passes.h"
+#include "passes/plan/PlanAnalysis.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -37,13 +38,12 @@ int64_t byteSize(MemRefType type) {
 }
 
 /// Arithmetic of one run of the kernel, for the scheduler's cost model: each
-/// linalg op's iterations times the ops of its body.
+/// linalg op's iterations (times those of the time loops around it) times the ops
+/// of its body.
 int64_t estimateFlops(kiln::KernelOp kernel) {
   int64_t flops = 0;
   kernel.getBody().walk([&](linalg::LinalgOp op) {
-    int64_t trips = 1;
-    for (int64_t r : op.getStaticLoopRanges())
-      trips *= ShapedType::isDynamic(r) ? 1 : r;
+    int64_t trips = kiln::iterations(op);
     int64_t body = 0;
     for (Operation &inner : op->getRegion(0).front().without_terminator())
       body += isa<arith::ConstantOp>(inner) ? 0 : 1;

@@ -5,6 +5,9 @@
 //===----------------------------------------------------------------------===//
 #include "passes/plan/PlanAnalysis.h"
 
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "llvm/ADT/MapVector.h"
 
 #include <algorithm>
@@ -12,6 +15,19 @@
 using namespace mlir;
 
 namespace kiln {
+
+int64_t iterations(Operation *op) {
+  int64_t trips = 1;
+  if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
+    for (int64_t r : linalgOp.getStaticLoopRanges())
+      trips *= ShapedType::isDynamic(r) ? 1 : r;
+  for (auto loop = op->getParentOfType<scf::ForOp>(); loop;
+       loop = loop->getParentOfType<scf::ForOp>())
+    if (std::optional<int64_t> n =
+            constantTripCount(loop.getLowerBound(), loop.getUpperBound(), loop.getStep()))
+      trips *= *n;
+  return trips;
+}
 
 int64_t streamOf(Operation *op) {
   if (auto l = dyn_cast<LaunchOp>(op))

@@ -13,6 +13,8 @@
 //     writes the second in place (`in_place`, the very same bytes).
 //   - planArena: the greedy placement kiln-plan-memory commits and
 //     kiln-assign-streams uses to price a schedule.
+//   - iterations: how often a kernel's linalg op runs its body (the cost model's
+//     and the report's flops).
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_PASSES_PLAN_PLANANALYSIS_H
@@ -24,6 +26,10 @@
 #include <vector>
 
 namespace kiln {
+
+/// Iterations of `op`'s loops per run of its kernel: its static loop ranges times
+/// the trip counts of the time loops (scf.for) around it.
+int64_t iterations(mlir::Operation *op);
 
 /// The stream a plan op runs on (launch, copy, record, wait); -1 for others.
 int64_t streamOf(mlir::Operation *op);

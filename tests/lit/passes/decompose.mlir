@@ -58,18 +58,22 @@ func.func @blocked(%x: tensor<4x6xf32>, %s: tensor<4x3xf32>) -> tensor<4x6xui8> 
 
 // -----
 
-// RNN, reverse: one input projection for all steps, then per step (last first) a
-// recurrence MatMul and Tanh; Y is assembled in time order, Y_h is the last state.
+// RNN, reverse: one input projection for all steps, then the time loop as a Scan
+// whose body is one step (a recurrence MatMul and Tanh), scanning the projections
+// from the last step and stacking Y in time order; Y_h is the final state.
 // CHECK-LABEL: func.func @rnn_reverse
 // CHECK-NOT: onnx.RNN
 // CHECK: %[[XW:.*]] = "onnx.MatMul"(%arg0, %{{.*}}) : (tensor<2x1x3xf32>, tensor<3x4xf32>) -> tensor<2x1x4xf32>
-// CHECK: %[[X1:.*]] = "onnx.Gather"(%[[XW]], %{{.*}}) <{axis = 0 : i64}> : (tensor<2x1x4xf32>, tensor<i64>) -> tensor<1x4xf32>
-// CHECK: "onnx.MatMul"(%{{.*}}, %{{.*}}) : (tensor<1x4xf32>, tensor<4x4xf32>) -> tensor<1x4xf32>
-// CHECK: %[[H1:.*]] = "onnx.Tanh"
-// CHECK: %[[Y1:.*]] = "onnx.Reshape"(%[[H1]]
-// CHECK: %[[H0:.*]] = "onnx.Tanh"
-// CHECK: %[[Y0:.*]] = "onnx.Reshape"(%[[H0]]
-// CHECK: "onnx.Concat"(%[[Y0]], %[[Y1]]) <{axis = 0 : i64}> : (tensor<1x1x1x4xf32>, tensor<1x1x1x4xf32>) -> tensor<2x1x1x4xf32>
+// CHECK: %[[H0:.*]] = "onnx.Constant"() <{value = dense<0.000000e+00> : tensor<1x4xf32>}>
+// CHECK: %[[SCAN:.*]]:2 = "onnx.Scan"(%[[H0]], %[[XW]]) <{num_scan_inputs = 1 : i64, scan_input_directions = [1], scan_output_directions = [1]}> ({
+// CHECK-NEXT: ^bb0(%[[H:.*]]: tensor<1x4xf32>, %[[XT:.*]]: tensor<1x4xf32>):
+// CHECK-NEXT: %[[HR:.*]] = "onnx.MatMul"(%[[H]], %{{.*}}) : (tensor<1x4xf32>, tensor<4x4xf32>) -> tensor<1x4xf32>
+// CHECK-NEXT: %[[PRE:.*]] = "onnx.Add"(%[[XT]], %[[HR]])
+// CHECK-NEXT: %[[HN:.*]] = "onnx.Tanh"(%[[PRE]])
+// CHECK-NEXT: onnx.Yield %[[HN]], %[[HN]]
+// CHECK-NEXT: }) : (tensor<1x4xf32>, tensor<2x1x4xf32>) -> (tensor<1x4xf32>, tensor<2x1x4xf32>)
+// CHECK: "onnx.Reshape"(%[[SCAN]]#1, %{{.*}}) {{.*}} -> tensor<2x1x1x4xf32>
+// CHECK: "onnx.Reshape"(%[[SCAN]]#0, %{{.*}}) {{.*}} -> tensor<1x1x4xf32>
 func.func @rnn_reverse(%x: tensor<2x1x3xf32>, %w: tensor<1x4x3xf32>, %r: tensor<1x4x4xf32>) -> (tensor<2x1x1x4xf32>, tensor<1x1x4xf32>) {
   %none = onnx.NoValue
   %y, %yh = "onnx.RNN"(%x, %w, %r, %none, %none, %none) <{direction = "reverse", hidden_size = 4 : i64, layout = 0 : i64}> : (tensor<2x1x3xf32>, tensor<1x4x3xf32>, tensor<1x4x4xf32>, none, none, none) -> (tensor<2x1x1x4xf32>, tensor<1x1x4xf32>)
