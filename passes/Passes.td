@@ -51,8 +51,9 @@ def Decompose : Pass<"kiln-decompose", "mlir::ModuleOp"> {
     ConvInteger, QLinearMatMul, QLinearConv) becomes Cast, Sub, MatMul (int32),
     Conv (f64, exact for 8-bit operands), Mul, Div, Round, Min and Max; Upsample and
     Resize-10 become Resize with asymmetric coordinates; Pad-2 and Slice-1 their
-    input forms; RNN, GRU and LSTM an input projection and unrolled per-step
-    recurrence (DecomposeRecurrent.cpp); an If decided at run time whose branches
+    input forms; RNN, GRU and LSTM an input projection and, per direction, a
+    time loop: a Scan whose body is one step of the recurrence
+    (DecomposeRecurrent.cpp; the tensor phase makes it an scf.for); an If decided at run time whose branches
     give the same static types runs both and selects with Where; DFT becomes MatMuls
     with constant cosine and sine matrices (STFT with constant frame parameters: its
     frames gathered, windowed, then that DFT); MaxUnpool a ScatterElements into zeros.

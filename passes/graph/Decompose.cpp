@@ -21,9 +21,9 @@
 //                     Gather or unravel
 //   Unique where the model declares the count: an equality table of the slices,
 //                     first occurrences taken in order or by lexicographic rank
-//   NonMaxSuppression where the model declares how many boxes it selects: an IoU
-//                     table and a precedence table, the greedy selection as a
-//                     fixpoint unrolled once per box, then the selected boxes in
+//   NonMaxSuppression where the model declares how many boxes it selects: the
+//                     boxes in score order (TopK), the greedy selection as a Scan
+//                     over them (a time loop), then the selected boxes in
 //                     (batch, class, score) order
 //   Reduce* with run-time axes, no keepdims, shapes that fit several axis sets:
 //                     one reduction per fitting set, Where picks by the axes input
@@ -229,20 +229,17 @@ FailureOr<SmallVector<Value>> decomposeSelection(Operation *op, OnnxBuilder &ob)
                                       {ob.b.getNamedAttr("axis", ob.b.getI64IntegerAttr(axis))})};
 }
 
-/// The most boxes per class NonMaxSuppression's unrolled selection takes.
-constexpr int64_t kMaxSuppressionBoxes = 64;
-
 /// NonMaxSuppression where the model declares how many boxes are selected
 /// (selected_indices [M, 3]; Kiln trusts it as it trusts every declared type).
-/// Per batch and class, box j precedes box i when its score is higher, or equal at
-/// a lower index; j suppresses i when it precedes i and their IoU exceeds the
-/// threshold (boxes of no area suppress nothing). Greedy selection keeps i when its
-/// score passes the threshold, no kept box suppresses it and fewer than
-/// max_output_boxes_per_class kept boxes precede it: each box's decision depends
-/// only on those before it, so iterating that rule from "every passing box" N times
-/// reaches the greedy answer (after t rounds the first t boxes in score order are
-/// final). The kept boxes, in score order within each (batch, class), are the
-/// output rows.
+/// Per batch and class the boxes are put in score order (TopK: equal scores keep
+/// the lower index first, as NonMaxSuppression ranks them); greedy selection then
+/// walks that order one box at a time, a Scan (one kernel, the tensor phase's time
+/// loop) carrying the kept boxes and their count: box q is kept when its score
+/// passes the threshold, fewer than max_output_boxes_per_class are kept and no kept
+/// box overlaps it by more than the IoU threshold (boxes of no area suppress
+/// nothing). Each step compares box q with every box, O(N) work and memory, so the
+/// whole selection is O(N^2) per class without an N x N table. The kept boxes, in
+/// score order within each (batch, class), are the output rows.
 FailureOr<SmallVector<Value>> decomposeNonMaxSuppression(Operation *op, OnnxBuilder &ob) {
   auto result = dyn_cast<RankedTensorType>(op->getResult(0).getType());
   auto boxesType = dyn_cast<RankedTensorType>(op->getOperand(0).getType());
@@ -269,9 +266,9 @@ FailureOr<SmallVector<Value>> decomposeNonMaxSuppression(Operation *op, OnnxBuil
   if (m == 0 || n == 0)
     return SmallVector<Value>{ob.constant(DenseElementsAttr::get(
         RankedTensorType::get({m, 3}, i64), ArrayRef<int64_t>{}))};
-  if (n > kMaxSuppressionBoxes) {
-    op->emitError() << "NonMaxSuppression over " << n << " boxes: Kiln unrolls the greedy "
-                    << "selection once per box, up to " << kMaxSuppressionBoxes;
+  if (m * nb * nc * n > (int64_t{1} << 24)) {
+    op->emitError() << "NonMaxSuppression selecting " << m << " of " << nb * nc * n
+                    << " boxes is too large for Kiln's selection table";
     return failure();
   }
   auto operand = [&](unsigned i) -> Value {
@@ -297,65 +294,64 @@ FailureOr<SmallVector<Value>> decomposeNonMaxSuppression(Operation *op, OnnxBuil
     y1 = ob.binary("Min", c[0], c[2]), y2 = ob.binary("Max", c[0], c[2]);
     x1 = ob.binary("Min", c[1], c[3]), x2 = ob.binary("Max", c[1], c[3]);
   }
-  // Pairwise [B, N, N]: box i along axis 1, box j along axis 2.
-  auto asI = [&](Value v) { return ob.reshape(v, {nb, n, 1}); };
-  auto asJ = [&](Value v) { return ob.reshape(v, {nb, 1, n}); };
   Value zero = ob.scalar(f32, 0);
-  auto overlap = [&](Value lo, Value hi) {
-    return ob.binary("Max", zero, ob.binary("Sub", ob.binary("Min", asI(hi), asJ(hi)),
-                                            ob.binary("Max", asI(lo), asJ(lo))));
-  };
-  Value inter = ob.binary("Mul", overlap(y1, y2), overlap(x1, x2));
   Value area = ob.binary("Mul", ob.binary("Sub", y2, y1), ob.binary("Sub", x2, x1));
-  Value areaI = asI(area), areaJ = asJ(area);
-  Value unionArea = ob.binary("Sub", ob.binary("Add", areaI, areaJ), inter);
-  Value iouThreshold = operand(3) ? ob.castTo(operand(3), f32) : zero;
-  Value over = ob.binary("Greater", ob.binary("Div", inter, unionArea),
-                         ob.reshape(iouThreshold, {1, 1, 1}));
-  over = ob.binary("And", over, ob.binary("And", ob.binary("Greater", areaI, zero),
-                                          ob.binary("Greater", areaJ, zero)));
-  // Per batch and class [B, C, N, N]: precedes[i][j] = j comes before i.
-  Value si = ob.reshape(scores, {nb, nc, n, 1}), sj = ob.reshape(scores, {nb, nc, 1, n});
-  SmallVector<int64_t> lower, iota;
-  for (int64_t i = 0; i < n; ++i) {
-    iota.push_back(i);
-    for (int64_t j = 0; j < n; ++j)
-      lower.push_back(j < i);
-  }
-  Value jBeforeI = ob.castTo(ob.reshape(ob.ints(lower), {n, n}), i1);
-  Value precedes = ob.binary("Or", ob.binary("Greater", sj, si),
-                             ob.binary("And", ob.binary("Equal", sj, si), jBeforeI));
-  Value suppresses = ob.castTo(ob.binary("And", precedes, ob.reshape(over, {nb, 1, n, n})), i64);
-  Value precedesI = ob.castTo(precedes, i64);
-  // One reduction a round: weight[i][j] = precedes + (N + 1) * suppresses, so that
-  // the kept boxes' weights sum to (kept boxes before i) + (N + 1) * (kept boxes
-  // suppressing i), below min(limit, N + 1) exactly when none suppresses i and
-  // fewer than the limit come before it.
-  Value weight = ob.binary("Add", precedesI,
-                           ob.binary("Mul", suppresses, ob.scalar(i64, static_cast<double>(n + 1))));
-  // Boxes whose score passes the threshold [B, C, N] (every box without one).
+  // Score order per batch and class [B, C, N]: order[b][c][p] is the box at p.
+  auto attr = [&](StringRef name, int64_t v) {
+    return ob.b.getNamedAttr(name, ob.b.getI64IntegerAttr(v));
+  };
+  SmallVector<Value> top = ob.createResults("TopK", {scores, ob.ints({n})}, {f32, i64},
+                                            {attr("axis", 2), attr("largest", 1), attr("sorted", 1)});
+  Value sortedScores = top[0], order = top[1];
+  // A box's value [B, N] for each class in score order [B, C, N].
+  auto sorted = [&](Value v) {
+    Value perClass = ob.create("Expand", {ob.reshape(v, {nb, 1, n}), ob.ints({nb, nc, n})}, f32);
+    return ob.create("GatherElements", {perClass, order}, f32, {attr("axis", 2)});
+  };
+  Value sy1 = sorted(y1), sx1 = sorted(x1), sy2 = sorted(y2), sx2 = sorted(x2);
+  Value sArea = sorted(area);
+  // Boxes whose score passes the threshold (every box without one).
   Value valid = ob.constant(DenseElementsAttr::get(RankedTensorType::get({nb, nc, n}, i1), true));
   if (Value t = operand(4))
-    valid = ob.binary("Greater", scores, ob.reshape(ob.castTo(t, f32), {1, 1, 1}));
-  Value limit = operand(2) ? ob.reshape(ob.castTo(operand(2), i64), {1, 1, 1})
-                           : ob.reshape(ob.ints({0}), {1, 1, 1});
-  limit = ob.binary("Min", limit, ob.scalar(i64, static_cast<double>(n + 1)));
-  Value kept = valid;
-  for (int64_t t = 0; t < n; ++t) {
-    Value keptJ = ob.reshape(ob.castTo(kept, i64), {nb, nc, 1, n});
-    Value sum = reduce("ReduceSum", ob.binary("Mul", weight, keptJ), 3);
-    kept = ob.binary("And", valid, ob.binary("Less", sum, limit));
-  }
-  // Sorted position p of box i; E[b][c][p][i] = box i is at position p.
-  Value position = reduce("ReduceSum", precedesI, 3);
-  Value at = ob.castTo(ob.binary("Equal", ob.reshape(position, {nb, nc, 1, n}),
-                                 ob.reshape(ob.ints(iota), {1, 1, n, 1})),
-                       i64);
-  Value keptSorted = reduce("ReduceMax", ob.binary("Mul", at, ob.reshape(ob.castTo(kept, i64),
-                                                                         {nb, nc, 1, n})),
-                            3);
-  Value order = reduce("ReduceSum", ob.binary("Mul", at, ob.reshape(ob.ints(iota), {1, 1, 1, n})), 3);
-  Value flat = selectedPositions(ob, ob.castTo(ob.reshape(keptSorted, {nb * nc * n}), i1), m);
+    valid = ob.binary("Greater", sortedScores, ob.reshape(ob.castTo(t, f32), {1, 1, 1}));
+  Value limit = operand(2) ? ob.reshape(ob.castTo(operand(2), i64), {1, 1})
+                           : ob.reshape(ob.ints({0}), {1, 1});
+  Value iouThreshold = ob.reshape(operand(3) ? ob.castTo(operand(3), f32) : zero, {1, 1, 1});
+  SmallVector<int64_t> iota;
+  for (int64_t i = 0; i < n; ++i)
+    iota.push_back(i);
+  Value positions = ob.ints(iota);
+  Value none = ob.constant(DenseElementsAttr::get(RankedTensorType::get({nb, nc, n}, i1), false));
+  Value noCount = ob.constant(DenseElementsAttr::get(RankedTensorType::get({nb, nc}, i64),
+                                                     ArrayRef<int64_t>(SmallVector<int64_t>(nb * nc, 0))));
+  // One step: box q (its corners, area, validity [B, C]) against every box.
+  auto step = [&](ValueRange carried, ValueRange q) -> SmallVector<Value> {
+    Value kept = carried[0], count = carried[1];
+    auto col = [&](Value v) { return ob.reshape(v, {nb, nc, 1}); };
+    auto overlap = [&](Value lo, Value loQ, Value hi, Value hiQ) {
+      return ob.binary("Max", zero, ob.binary("Sub", ob.binary("Min", col(hiQ), hi),
+                                              ob.binary("Max", col(loQ), lo)));
+    };
+    Value inter = ob.binary("Mul", overlap(sy1, q[0], sy2, q[2]), overlap(sx1, q[1], sx2, q[3]));
+    Value unionArea = ob.binary("Sub", ob.binary("Add", col(q[4]), sArea), inter);
+    Value over = ob.binary("Greater", ob.binary("Div", inter, unionArea), iouThreshold);
+    over = ob.binary("And", over, ob.binary("And", ob.binary("Greater", col(q[4]), zero),
+                                            ob.binary("Greater", sArea, zero)));
+    Value suppressed = ob.castTo(
+        reduce("ReduceMax", ob.castTo(ob.binary("And", kept, over), i64), 2), i1);
+    Value keep = ob.binary("And", q[5], ob.binary("And", ob.create("Not", {suppressed}, i1),
+                                                    ob.binary("Less", count, limit)));
+    Value at = ob.binary("Equal", positions, q[6]);
+    Value keptNext = ob.binary("Or", kept, ob.binary("And", at, col(keep)));
+    Value countNext = ob.binary("Add", count, ob.castTo(keep, i64));
+    return {keptNext, countNext, keep};
+  };
+  SmallVector<Value> scanned =
+      ob.scan({none, noCount},
+              {{sy1, 2}, {sx1, 2}, {sy2, 2}, {sx2, 2}, {sArea, 2}, {valid, 2}, {positions, 0}},
+              {{RankedTensorType::get({nb, nc, n}, i1), {Value(), 2}}}, step);
+  Value keptSorted = scanned[2];
+  Value flat = selectedPositions(ob, ob.reshape(keptSorted, {nb * nc * n}), m);
   Value batch = ob.binary("Div", flat, ob.scalar(i64, static_cast<double>(nc * n)));
   Value cls = ob.binary("Mod", ob.binary("Div", flat, ob.scalar(i64, static_cast<double>(n))),
                         ob.scalar(i64, static_cast<double>(nc)));

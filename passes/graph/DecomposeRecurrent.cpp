@@ -208,87 +208,69 @@ FailureOr<SmallVector<Value>> Recurrence::run() {
     // The time loop: a Scan whose body is one step (the tensor phase makes it an
     // scf.for, one kernel), states h (and c), scanning the projections (and the
     // mask) in the direction's order, stacking y in time order.
-    auto stateType = RankedTensorType::get({batch, hidden}, f);
-    SmallVector<Value> operands{h0d};
+    SmallVector<Value> states{h0d};
     if (c0d)
-      operands.push_back(c0d);
-    int64_t states = operands.size();
-    operands.push_back(xw);
+      states.push_back(c0d);
+    SmallVector<OnnxBuilder::Scanned> inputs{{xw, 0, reverse}};
     if (valid)
-      operands.push_back(valid);
-    int64_t scanned = operands.size() - states;
-    OperationState state(ob.loc, "onnx.Scan");
-    state.addOperands(operands);
-    SmallVector<Type> resultTypes(states, stateType);
-    resultTypes.push_back(RankedTensorType::get({steps, batch, hidden}, f));
-    state.addTypes(resultTypes);
-    state.addAttribute("num_scan_inputs", ob.b.getI64IntegerAttr(scanned));
-    state.addAttribute("scan_input_directions",
-                       ob.b.getI64ArrayAttr(SmallVector<int64_t>(scanned, reverse)));
-    state.addAttribute("scan_output_directions", ob.b.getI64ArrayAttr({reverse}));
-    state.addRegion();
-    Operation *scan = ob.b.create(state);
-    Block *body = new Block();
-    scan->getRegion(0).push_back(body);
-    Value h = body->addArgument(stateType, ob.loc);
-    Value c = c0d ? body->addArgument(stateType, ob.loc) : Value();
-    Value xt = body->addArgument(RankedTensorType::get({batch, gates * hidden}, f), ob.loc);
-    Value validT = valid ? body->addArgument(
-                               RankedTensorType::get({batch, 1}, ob.b.getI1Type()), ob.loc)
-                         : Value();
-    ob.b.setInsertionPointToEnd(body);
-    Value hr = ob.create("MatMul", {h, rT}, f);
-    if (rb && !(kind == "GRU" && !linearBeforeReset))
-      hr = add(hr, rb);
-    Value hNew, cNew;
-    if (kind == "RNN") {
-      hNew = apply(act[0], clip(add(xt, hr)));
-    } else if (kind == "GRU") {
-      Value hrZR = hr;
-      if (rb && !linearBeforeReset)
-        hrZR = add(hr, rb);
-      Value z = apply(act[0], clip(add(gate(xt, 0), gate(hrZR, 0))));
-      Value rg = apply(act[0], clip(add(gate(xt, 1), gate(hrZR, 1))));
-      Value candidate;
-      if (linearBeforeReset) {
-        candidate = add(gate(xt, 2), mul(rg, gate(hr, 2)));
+      inputs.push_back({valid, 0, reverse});
+    auto yType = RankedTensorType::get({steps, batch, hidden}, f);
+    auto step = [&](ValueRange carried, ValueRange slices) -> SmallVector<Value> {
+      Value h = carried[0], c = c0d ? carried[1] : Value();
+      Value xt = slices[0], validT = valid ? slices[1] : Value();
+      Value hr = ob.create("MatMul", {h, rT}, f);
+      if (rb && !(kind == "GRU" && !linearBeforeReset))
+        hr = add(hr, rb);
+      Value hNew, cNew;
+      if (kind == "RNN") {
+        hNew = apply(act[0], clip(add(xt, hr)));
+      } else if (kind == "GRU") {
+        Value hrZR = hr;
+        if (rb && !linearBeforeReset)
+          hrZR = add(hr, rb);
+        Value z = apply(act[0], clip(add(gate(xt, 0), gate(hrZR, 0))));
+        Value rg = apply(act[0], clip(add(gate(xt, 1), gate(hrZR, 1))));
+        Value candidate;
+        if (linearBeforeReset) {
+          candidate = add(gate(xt, 2), mul(rg, gate(hr, 2)));
+        } else {
+          Value rh = ob.create("MatMul", {mul(rg, h), rTh}, f);
+          candidate = add(gate(xt, 2), rbh ? add(rh, rbh) : rh);
+        }
+        Value hh = apply(act[1], clip(candidate));
+        Value keep = ob.binary("Sub", ob.scalar(f, 1), z);
+        hNew = add(mul(keep, hh), mul(z, h));
       } else {
-        Value rh = ob.create("MatMul", {mul(rg, h), rTh}, f);
-        candidate = add(gate(xt, 2), rbh ? add(rh, rbh) : rh);
+        Value pre = add(xt, hr); // gates i, o, f, c
+        Value ig = gate(pre, 0), og = gate(pre, 1), fg = gate(pre, 2), cg = gate(pre, 3);
+        if (pi) {
+          ig = add(ig, mul(pi, c));
+          fg = add(fg, mul(pf, c));
+        }
+        Value iv = apply(act[0], clip(ig)), fv = apply(act[0], clip(fg));
+        cNew = add(mul(fv, c), mul(iv, apply(act[1], clip(cg))));
+        if (po)
+          og = add(og, mul(po, cNew));
+        hNew = mul(apply(act[0], clip(og)), apply(act[2], cNew));
       }
-      Value hh = apply(act[1], clip(candidate));
-      Value keep = ob.binary("Sub", ob.scalar(f, 1), z);
-      hNew = add(mul(keep, hh), mul(z, h));
-    } else {
-      Value pre = add(xt, hr); // gates i, o, f, c
-      Value ig = gate(pre, 0), og = gate(pre, 1), fg = gate(pre, 2), cg = gate(pre, 3);
-      if (pi) {
-        ig = add(ig, mul(pi, c));
-        fg = add(fg, mul(pf, c));
+      Value y = hNew;
+      if (validT) {
+        y = ob.create("Where", {validT, hNew, zeros({batch, hidden})}, f);
+        hNew = ob.create("Where", {validT, hNew, h}, f);
+        if (cNew)
+          cNew = ob.create("Where", {validT, cNew, c}, f);
       }
-      Value iv = apply(act[0], clip(ig)), fv = apply(act[0], clip(fg));
-      cNew = add(mul(fv, c), mul(iv, apply(act[1], clip(cg))));
-      if (po)
-        og = add(og, mul(po, cNew));
-      hNew = mul(apply(act[0], clip(og)), apply(act[2], cNew));
-    }
-    Value y = hNew;
-    if (validT) {
-      y = ob.create("Where", {validT, hNew, zeros({batch, hidden})}, f);
-      hNew = ob.create("Where", {validT, hNew, h}, f);
+      SmallVector<Value> yields{hNew};
       if (cNew)
-        cNew = ob.create("Where", {validT, cNew, c}, f);
-    }
-    SmallVector<Value> yields{hNew};
-    if (cNew)
-      yields.push_back(cNew);
-    yields.push_back(y);
-    ob.b.create<onnx::YieldOp>(ob.loc, yields);
-    ob.b.setInsertionPoint(op);
+        yields.push_back(cNew);
+      yields.push_back(y);
+      return yields;
+    };
+    SmallVector<Value> scanned = ob.scan(states, inputs, {{yType, {Value(), 0, reverse}}}, step);
 
-    Value hFinal = scan->getResult(0);
-    Value cFinal = c0d ? scan->getResult(1) : Value();
-    ys.push_back(ob.reshape(scan->getResult(states), {steps, 1, batch, hidden}));
+    Value hFinal = scanned[0];
+    Value cFinal = c0d ? scanned[1] : Value();
+    ys.push_back(ob.reshape(scanned.back(), {steps, 1, batch, hidden}));
     hs.push_back(ob.reshape(hFinal, {1, batch, hidden}));
     if (cFinal)
       cs.push_back(ob.reshape(cFinal, {1, batch, hidden}));

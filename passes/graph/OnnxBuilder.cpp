@@ -40,9 +40,16 @@ OnnxBuilder::OnnxBuilder(Operation *at) : b(at), loc(at->getLoc()) {}
 
 Value OnnxBuilder::create(StringRef name, ValueRange operands, Type elem,
                           ArrayRef<NamedAttribute> attrs) {
+  return createResults(name, operands, {elem}, attrs)[0];
+}
+
+SmallVector<Value> OnnxBuilder::createResults(StringRef name, ValueRange operands,
+                                              ArrayRef<Type> elems,
+                                              ArrayRef<NamedAttribute> attrs) {
   OperationState state(loc, ("onnx." + name).str());
   state.addOperands(operands);
-  state.addTypes(UnrankedTensorType::get(elem));
+  for (Type elem : elems)
+    state.addTypes(UnrankedTensorType::get(elem));
   state.addAttributes(attrs);
   Operation *op = b.create(state);
   SmallVector<Attribute> values;
@@ -52,8 +59,55 @@ Value OnnxBuilder::create(StringRef name, ValueRange operands, Type elem,
   std::string why;
   if (succeeded(cast<kiln::onnx::InferShapesInterface>(op).inferResultTypes(
           values, types, why)))
-    op->getResult(0).setType(types[0]);
-  return op->getResult(0);
+    for (auto [result, type] : llvm::zip(op->getResults(), types))
+      result.setType(type);
+  return SmallVector<Value>(op->getResults());
+}
+
+SmallVector<Value>
+OnnxBuilder::scan(ValueRange states, ArrayRef<Scanned> inputs,
+                  ArrayRef<std::pair<RankedTensorType, Scanned>> outputs,
+                  function_ref<SmallVector<Value>(ValueRange, ValueRange)> step) {
+  auto ints = [&](auto range, auto get) {
+    SmallVector<int64_t> v;
+    for (const auto &e : range)
+      v.push_back(get(e));
+    return b.getI64ArrayAttr(v);
+  };
+  OperationState state(loc, "onnx.Scan");
+  state.addOperands(states);
+  SmallVector<Type> resultTypes(states.getTypes());
+  for (const Scanned &in : inputs)
+    state.addOperands(in.value);
+  for (const auto &[type, out] : outputs)
+    resultTypes.push_back(type);
+  state.addTypes(resultTypes);
+  state.addAttribute("num_scan_inputs", b.getI64IntegerAttr(inputs.size()));
+  state.addAttribute("scan_input_axes", ints(inputs, [](const Scanned &s) { return s.axis; }));
+  state.addAttribute("scan_input_directions",
+                     ints(inputs, [](const Scanned &s) { return int64_t(s.reverse); }));
+  state.addAttribute("scan_output_axes",
+                     ints(outputs, [](const auto &o) { return o.second.axis; }));
+  state.addAttribute("scan_output_directions",
+                     ints(outputs, [](const auto &o) { return int64_t(o.second.reverse); }));
+  state.addRegion();
+  Operation *op = b.create(state);
+  Block *body = new Block();
+  op->getRegion(0).push_back(body);
+  SmallVector<Value> stateArgs, slices;
+  for (Value s : states)
+    stateArgs.push_back(body->addArgument(s.getType(), loc));
+  for (const Scanned &in : inputs) {
+    auto t = cast<RankedTensorType>(in.value.getType());
+    SmallVector<int64_t> shape(t.getShape());
+    shape.erase(shape.begin() + in.axis);
+    slices.push_back(body->addArgument(RankedTensorType::get(shape, t.getElementType()), loc));
+  }
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToEnd(body);
+  SmallVector<Value> yields = step(stateArgs, slices);
+  b.create<onnx::YieldOp>(loc, yields);
+  return SmallVector<Value>(op->getResults());
 }
 
 Value OnnxBuilder::none() { return b.create<kiln::onnx::NoValueOp>(loc, b.getNoneType()); }

@@ -28,6 +28,10 @@ public:
   /// onnx.`name` with one result of element type `elem`.
   mlir::Value create(llvm::StringRef name, mlir::ValueRange operands, mlir::Type elem,
                      llvm::ArrayRef<mlir::NamedAttribute> attrs = {});
+  /// onnx.`name` with one result per entry of `elems`, their element types.
+  llvm::SmallVector<mlir::Value> createResults(llvm::StringRef name, mlir::ValueRange operands,
+                                               llvm::ArrayRef<mlir::Type> elems,
+                                               llvm::ArrayRef<mlir::NamedAttribute> attrs = {});
   mlir::Value none();
   mlir::Value constant(mlir::DenseElementsAttr value);
   /// A float constant of `type` holding `values` (row-major, converted to the
@@ -65,6 +69,25 @@ public:
   /// Conv of (x - x_zp) and (w - w_zp) (+ bias) in f64, with `conv`'s attributes.
   mlir::Value integerConv(mlir::Operation *conv, mlir::Value x, mlir::Value xZero,
                           mlir::Value w, mlir::Value wZero, mlir::Value bias);
+
+  /// A scan input or output of `scan`: the tensor, its scan axis, reversed or not.
+  struct Scanned {
+    mlir::Value value;
+    int64_t axis = 0;
+    bool reverse = false;
+  };
+  /// onnx.Scan over `inputs` (their scan axes of one length) carrying `states`,
+  /// whose body `step` builds with this builder: given the states and the inputs'
+  /// slices, it returns the new states, then the step's outputs. `outputs` give
+  /// each stacked output's type, axis and direction (their values are ignored).
+  /// Returns the final states, then the stacked outputs. The tensor phase makes the
+  /// Scan an scf.for: one kernel, one step at a time.
+  llvm::SmallVector<mlir::Value>
+  scan(mlir::ValueRange states, llvm::ArrayRef<Scanned> inputs,
+       llvm::ArrayRef<std::pair<mlir::RankedTensorType, Scanned>> outputs,
+       llvm::function_ref<llvm::SmallVector<mlir::Value>(mlir::ValueRange states,
+                                                         mlir::ValueRange slices)>
+           step);
 
   mlir::OpBuilder b;
   mlir::Location loc;

@@ -65,7 +65,7 @@ func.func @blocked(%x: tensor<4x6xf32>, %s: tensor<4x3xf32>) -> tensor<4x6xui8> 
 // CHECK-NOT: onnx.RNN
 // CHECK: %[[XW:.*]] = "onnx.MatMul"(%arg0, %{{.*}}) : (tensor<2x1x3xf32>, tensor<3x4xf32>) -> tensor<2x1x4xf32>
 // CHECK: %[[H0:.*]] = "onnx.Constant"() <{value = dense<0.000000e+00> : tensor<1x4xf32>}>
-// CHECK: %[[SCAN:.*]]:2 = "onnx.Scan"(%[[H0]], %[[XW]]) <{num_scan_inputs = 1 : i64, scan_input_directions = [1], scan_output_directions = [1]}> ({
+// CHECK: %[[SCAN:.*]]:2 = "onnx.Scan"(%[[H0]], %[[XW]]) <{num_scan_inputs = 1 : i64, scan_input_axes = [0], scan_input_directions = [1], scan_output_axes = [0], scan_output_directions = [1]}> ({
 // CHECK-NEXT: ^bb0(%[[H:.*]]: tensor<1x4xf32>, %[[XT:.*]]: tensor<1x4xf32>):
 // CHECK-NEXT: %[[HR:.*]] = "onnx.MatMul"(%[[H]], %{{.*}}) : (tensor<1x4xf32>, tensor<4x4xf32>) -> tensor<1x4xf32>
 // CHECK-NEXT: %[[PRE:.*]] = "onnx.Add"(%[[XT]], %[[HR]])
@@ -341,19 +341,28 @@ func.func @unique_sorted_declared(%x: tensor<4xf32>) -> (tensor<3xf32>, tensor<3
 
 // -----
 
-// NonMaxSuppression, 2 of 3 boxes x 2 classes declared: corners ordered, the
-// pairwise IoU over the threshold (boxes of no area suppress nothing), precedence
-// by score then index, the greedy rule applied once per box (3 rounds), then the
-// kept boxes in score order as (batch, class, box) rows.
+// NonMaxSuppression, 2 of 3 boxes x 2 classes declared: corners ordered, each
+// class's boxes in score order (TopK) with their corners, areas and validity, then
+// the greedy selection as a Scan over that order carrying the kept boxes and
+// their count (box q against every box: IoU over the threshold, boxes of no area
+// suppress nothing), then the kept boxes as (batch, class, box) rows.
 // CHECK-LABEL: func.func @nms_declared
 // CHECK-NOT: onnx.NonMaxSuppression
 // CHECK-COUNT-2: "onnx.Min"({{.*}}) : (tensor<1x3xf32>, tensor<1x3xf32>) -> tensor<1x3xf32>
-// CHECK: %[[IOU:.*]] = "onnx.Div"({{.*}}) : (tensor<1x3x3xf32>, tensor<1x3x3xf32>) -> tensor<1x3x3xf32>
-// CHECK: "onnx.Greater"(%[[IOU]], {{.*}}) : (tensor<1x3x3xf32>, tensor<1x1x1xf32>) -> tensor<1x3x3xi1>
-// CHECK: "onnx.Or"({{.*}}) : (tensor<1x2x3x3xi1>, tensor<1x2x3x3xi1>) -> tensor<1x2x3x3xi1>
-// CHECK: %[[VALID:.*]] = "onnx.Greater"(%arg1, {{.*}}) : (tensor<1x2x3xf32>, tensor<1x1x1xf32>) -> tensor<1x2x3xi1>
-// CHECK-COUNT-3: "onnx.And"(%[[VALID]], {{.*}}) : (tensor<1x2x3xi1>, tensor<1x2x3xi1>) -> tensor<1x2x3xi1>
-// CHECK-NOT: "onnx.And"(%[[VALID]]
+// CHECK: %[[SCORES:.*]], %[[ORDER:.*]] = "onnx.TopK"(%arg1, %{{.*}}) <{axis = 2 : i64, largest = 1 : i64, sorted = 1 : i64}> : (tensor<1x2x3xf32>, tensor<1xi64>) -> (tensor<1x2x3xf32>, tensor<1x2x3xi64>)
+// CHECK-COUNT-5: "onnx.GatherElements"(%{{.*}}, %[[ORDER]]) <{axis = 2 : i64}> : (tensor<1x2x3xf32>, tensor<1x2x3xi64>) -> tensor<1x2x3xf32>
+// CHECK: %[[VALID:.*]] = "onnx.Greater"(%[[SCORES]], {{.*}}) : (tensor<1x2x3xf32>, tensor<1x1x1xf32>) -> tensor<1x2x3xi1>
+// CHECK: %[[SCAN:.*]]:3 = "onnx.Scan"({{.*}}, %[[VALID]], %{{.*}}) <{num_scan_inputs = 7 : i64, scan_input_axes = [2, 2, 2, 2, 2, 2, 0], {{.*}}scan_output_axes = [2]
+// CHECK: ^bb0(%[[KEPT:.*]]: tensor<1x2x3xi1>, %[[COUNT:.*]]: tensor<1x2xi64>, {{.*}}, %[[VQ:.*]]: tensor<1x2xi1>, %[[Q:.*]]: tensor<i64>):
+// CHECK: %[[IOU:.*]] = "onnx.Div"({{.*}}) : (tensor<1x2x3xf32>, tensor<1x2x3xf32>) -> tensor<1x2x3xf32>
+// CHECK: "onnx.Greater"(%[[IOU]], {{.*}}) : (tensor<1x2x3xf32>, tensor<1x1x1xf32>) -> tensor<1x2x3xi1>
+// CHECK: "onnx.And"(%[[KEPT]], {{.*}}) : (tensor<1x2x3xi1>, tensor<1x2x3xi1>) -> tensor<1x2x3xi1>
+// CHECK: "onnx.ReduceMax"({{.*}}) <{keepdims = 0 : i64{{.*}}}> : (tensor<1x2x3xi64>, tensor<1xi64>) -> tensor<1x2xi64>
+// CHECK: "onnx.Less"(%[[COUNT]], {{.*}}) : (tensor<1x2xi64>, tensor<1x1xi64>) -> tensor<1x2xi1>
+// CHECK: %[[KEEP:.*]] = "onnx.And"(%[[VQ]], {{.*}}) : (tensor<1x2xi1>, tensor<1x2xi1>) -> tensor<1x2xi1>
+// CHECK: "onnx.Equal"(%{{.*}}, %[[Q]]) : (tensor<3xi64>, tensor<i64>) -> tensor<3xi1>
+// CHECK: onnx.Yield {{.*}}, {{.*}}, %[[KEEP]] : tensor<1x2x3xi1>, tensor<1x2xi64>, tensor<1x2xi1>
+// CHECK: "onnx.Reshape"(%[[SCAN]]#2, {{.*}}) -> tensor<6xi1>
 // CHECK: "onnx.CumSum"
 // CHECK: "onnx.Gather"({{.*}}) <{axis = 0 : i64}> : (tensor<6xi64>, tensor<2xi64>) -> tensor<2xi64>
 // CHECK: %[[Y:.*]] = "onnx.Concat"({{.*}}) <{axis = 1 : i64}> : (tensor<2x1xi64>, tensor<2x1xi64>, tensor<2x1xi64>) -> tensor<2x3xi64>
@@ -365,12 +374,13 @@ func.func @nms_declared(%b: tensor<1x3x4xf32>, %s: tensor<1x2x3xf32>, %m: tensor
 
 // -----
 
-// Beyond 64 boxes a class, the unrolled selection is refused by name.
-func.func @nms_too_many(%b: tensor<1x65x4xf32>, %s: tensor<1x1x65xf32>, %m: tensor<1xi64>) -> tensor<3x3xi64> {
-  // expected-error @+2 {{NonMaxSuppression over 65 boxes: Kiln unrolls the greedy selection once per box, up to 64}}
+// A selection table (declared rows x boxes of all classes) past 2^24 entries is
+// refused by name.
+func.func @nms_too_many(%b: tensor<1x4097x4xf32>, %s: tensor<1x1x4097xf32>, %m: tensor<1xi64>) -> tensor<4097x3xi64> {
+  // expected-error @+2 {{NonMaxSuppression selecting 4097 of 4097 boxes is too large for Kiln's selection table}}
   %none = onnx.NoValue
-  %y = "onnx.NonMaxSuppression"(%b, %s, %m, %none, %none) : (tensor<1x65x4xf32>, tensor<1x1x65xf32>, tensor<1xi64>, none, none) -> tensor<3x3xi64>
-  return %y : tensor<3x3xi64>
+  %y = "onnx.NonMaxSuppression"(%b, %s, %m, %none, %none) : (tensor<1x4097x4xf32>, tensor<1x1x4097xf32>, tensor<1xi64>, none, none) -> tensor<4097x3xi64>
+  return %y : tensor<4097x3xi64>
 }
 
 // -----
