@@ -557,7 +557,8 @@ def HostParallel : Pass<"kiln-host-parallel", "mlir::ModuleOp"> {
   let description = [{
     Part of the host codegen pipeline (not cuda-sim's), after linalg became
     `scf.parallel` loops (reductions stay `scf.for`). A kernel's top-level
-    `scf.parallel` whose work (operations executed, loops weighted by their trip
+    `scf.parallel` (or one directly in a top-level time loop's body, handed off
+    every step) whose work (operations executed, loops weighted by their trip
     counts) reaches `min-work` is outlined into a private function
     `@<kernel>_par<i>(args: !llvm.ptr, begin: i64, end: i64)` running the
     iterations [begin, end) of its leading dimensions (those of more than one
@@ -566,8 +567,9 @@ def HostParallel : Pass<"kiln-host-parallel", "mlir::ModuleOp"> {
     `kiln_parallel_for(fn, args, n)` (runtime/include/kiln/runtime/ThreadPool.h),
     which splits [0, n) across the pool. Captured buffers travel as their aligned
     pointers in `args` (static shapes, strides and offsets: the function rebuilds
-    each descriptor from its type); constants, index arithmetic and views are
-    cloned. A loop with reductions (results), run-time bounds or a capture of
+    each descriptor from its type), index values computed outside the kernel's
+    pure code (a time loop's step) as integers in the same array; constants,
+    index arithmetic and views are cloned. A loop with reductions (results), run-time bounds or a capture of
     another kind stays as it is.
 
     Before:

@@ -8,7 +8,10 @@
 // The outlined function's captured buffers travel as pointers in an array: the
 // kernel stores each buffer's aligned pointer, the function loads it and rebuilds
 // the buffer's descriptor from its static type (shape, strides and offset are all
-// static on the host), so nothing but pointers crosses the call.
+// static on the host), so nothing but pointers crosses the call. A time loop's
+// step, which views inside its body depend on, travels in the same array as an
+// integer; the views are cloned. Loops directly in a time loop's body are outlined
+// too, one hand-off per step.
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Passes.h"
@@ -99,14 +102,15 @@ bool passableAsPointer(Value v) {
   return !ShapedType::isDynamic(offset) && llvm::none_of(strides, ShapedType::isDynamic);
 }
 
-/// What the outlined body needs from the kernel: buffers passed as pointers, and
+/// What the outlined body needs from the kernel: buffers passed as pointers,
+/// index values nothing here computes (a time loop's step) passed as integers, and
 /// side-effect-free operations (constants, index arithmetic, views) cloned.
 struct Captures {
-  llvm::SetVector<Value> pointers;
+  llvm::SetVector<Value> pointers, indices;
   llvm::SetVector<Operation *> clones;
 
   bool add(Value v) {
-    if (pointers.contains(v))
+    if (pointers.contains(v) || indices.contains(v))
       return true;
     Operation *def = v.getDefiningOp();
     if (def && clones.contains(def))
@@ -115,8 +119,12 @@ struct Captures {
       pointers.insert(v);
       return true;
     }
-    if (!def || def->getNumRegions() != 0 || !isMemoryEffectFree(def))
-      return false;
+    if (!def || def->getNumRegions() != 0 || !isMemoryEffectFree(def)) {
+      if (!v.getType().isIndex())
+        return false;
+      indices.insert(v);
+      return true;
+    }
     for (Value operand : def->getOperands())
       if (!add(operand))
         return false;
@@ -210,6 +218,13 @@ void Outliner::run(func::FuncOp kernel, scf::ParallelOp loop, int &index) {
     Value descriptor = MemRefDescriptor::fromStaticShape(b, loc, converter, type, p);
     map.map(v, b.create<UnrealizedConversionCastOp>(loc, type, descriptor).getResult(0));
   }
+  for (auto [i, v] : llvm::enumerate(captures.indices)) {
+    Value slot = b.create<LLVM::GEPOp>(
+        loc, ptr, ptr, entry->getArgument(0),
+        ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(captures.pointers.size() + i)});
+    Value word = b.create<LLVM::PtrToIntOp>(loc, i64, b.create<LLVM::LoadOp>(loc, ptr, slot));
+    map.map(v, b.create<arith::IndexCastOp>(loc, b.getIndexType(), word));
+  }
   SmallVector<Operation *> clones(captures.clones.begin(), captures.clones.end());
   llvm::sort(clones, [](Operation *x, Operation *y) { return x->isBeforeInBlock(y); });
   for (Operation *op : clones)
@@ -266,25 +281,28 @@ void Outliner::run(func::FuncOp kernel, scf::ParallelOp loop, int &index) {
   b.setInsertionPointToEnd(entry);
   b.create<func::ReturnOp>(loc);
 
-  // The kernel: the pointers into an array on its stack, then the call.
+  // The kernel: the pointers (then the indices) into an array on its stack, then
+  // the call.
   OpBuilder kb(loop);
   Value args;
-  if (captures.pointers.empty()) {
+  int64_t slots = captures.pointers.size() + captures.indices.size();
+  if (slots == 0) {
     args = kb.create<LLVM::ZeroOp>(loc, ptr);
   } else {
     OpBuilder ab = OpBuilder::atBlockBegin(&kernel.getBody().front());
-    Value count = ab.create<LLVM::ConstantOp>(
-        loc, i64, ab.getI64IntegerAttr(static_cast<int64_t>(captures.pointers.size())));
+    Value count = ab.create<LLVM::ConstantOp>(loc, i64, ab.getI64IntegerAttr(slots));
     args = ab.create<LLVM::AllocaOp>(loc, ptr, ptr, count);
   }
-  for (auto [i, v] : llvm::enumerate(captures.pointers)) {
-    Value address = kb.create<memref::ExtractAlignedPointerAsIndexOp>(loc, v);
-    Value p = kb.create<LLVM::IntToPtrOp>(
-        loc, ptr, kb.create<arith::IndexCastOp>(loc, i64, address));
+  auto store = [&](int64_t i, Value word) {
+    Value p = kb.create<LLVM::IntToPtrOp>(loc, ptr, kb.create<arith::IndexCastOp>(loc, i64, word));
     Value slot = kb.create<LLVM::GEPOp>(loc, ptr, ptr, args,
                                         ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(i)});
     kb.create<LLVM::StoreOp>(loc, p, slot);
-  }
+  };
+  for (auto [i, v] : llvm::enumerate(captures.pointers))
+    store(i, kb.create<memref::ExtractAlignedPointerAsIndexOp>(loc, v));
+  for (auto [i, v] : llvm::enumerate(captures.indices))
+    store(captures.pointers.size() + i, v);
   Value fn = kb.create<func::ConstantOp>(loc, bodyType, SymbolRefAttr::get(body));
   Value n = kb.create<LLVM::ConstantOp>(loc, i64, kb.getI64IntegerAttr(iterations));
   kb.create<func::CallOp>(loc, callee, ValueRange{fn, args, n});
@@ -302,7 +320,11 @@ struct HostParallelPass : kiln::impl::HostParallelBase<HostParallelPass> {
         kernels.push_back(f);
     Outliner outliner(module, minWork);
     for (func::FuncOp kernel : kernels) {
-      SmallVector<scf::ParallelOp> loops(kernel.getBody().front().getOps<scf::ParallelOp>());
+      Block &top = kernel.getBody().front();
+      SmallVector<scf::ParallelOp> loops(top.getOps<scf::ParallelOp>());
+      // The loops a time loop (a recurrent op's steps) runs every step.
+      for (auto timeLoop : top.getOps<scf::ForOp>())
+        llvm::append_range(loops, timeLoop.getBody()->getOps<scf::ParallelOp>());
       int index = 0;
       for (scf::ParallelOp loop : loops)
         outliner.run(kernel, loop, index);

@@ -748,6 +748,7 @@ FailureOr<SmallVector<Value>> decomposeTfIdf(Operation *op, OnnxBuilder &ob) {
 FailureOr<SmallVector<Value>> decompose(Operation *op) {
   std::string name = kiln::onnx::onnxOperatorName(op);
   OnnxBuilder ob(op);
+  ob.foldConstants = true;
   auto in = [&](unsigned i) { return op->getOperand(i); };
   Type f32 = ob.b.getF32Type(), i32 = ob.b.getI32Type(),
        u8 = IntegerType::get(op->getContext(), 8, IntegerType::Unsigned);

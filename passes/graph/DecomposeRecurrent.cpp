@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "dialects/onnx/OnnxDialect.h"
+#include "passes/graph/EvaluateOnnx.h"
 #include "passes/graph/OnnxBuilder.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -177,12 +178,30 @@ FailureOr<SmallVector<Value>> Recurrence::run() {
     valid = ob.reshape(less, {steps, batch, 1});
   }
 
+  // Direction d's [rows, cols] matrix of a [D, rows, cols] weight, transposed:
+  // computed here when the weight is a constant, so that it is laid out once at
+  // compile time (a Transpose of a weight-sized tensor would copy it every run);
+  // otherwise a Transpose of the pick.
+  auto transposedWeight = [&](Value weight, int64_t d, StringRef which) {
+    auto t = cast<RankedTensorType>(weight.getType());
+    int64_t rows = t.getDimSize(1), cols = t.getDimSize(2);
+    std::optional<std::vector<double>> values = floatValuesOf(weight);
+    if (!values)
+      return ob.transpose(ob.pick(weight, 0, d), {1, 0});
+    std::vector<double> out(rows * cols);
+    for (int64_t i = 0; i < rows; ++i)
+      for (int64_t j = 0; j < cols; ++j)
+        out[j * rows + i] = (*values)[(d * rows + i) * cols + j];
+    return ob.floats(RankedTensorType::get({cols, rows}, f), out,
+                     (kind + "_" + which.str() + "T" + std::to_string(d)));
+  };
+
   SmallVector<Value> ys, hs, cs;
   for (int64_t d = 0; d < dirs; ++d) {
     bool reverse = direction == "reverse" || d == 1;
     ArrayRef<Activation> act = ArrayRef(acts).slice(d * defaults.size(), defaults.size());
-    Value wT = ob.transpose(ob.pick(w, 0, d), {1, 0});   // [I, G*H]
-    Value rT = ob.transpose(ob.pick(r, 0, d), {1, 0});   // [H, G*H]
+    Value wT = transposedWeight(w, d, "W"); // [I, G*H]
+    Value rT = transposedWeight(r, d, "R"); // [H, G*H]
     Value xw = ob.create("MatMul", {x, wT}, f);          // [S, B, G*H]
     Value rb, rbh;
     if (bias) {

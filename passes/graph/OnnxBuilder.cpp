@@ -61,6 +61,17 @@ SmallVector<Value> OnnxBuilder::createResults(StringRef name, ValueRange operand
           values, types, why)))
     for (auto [result, type] : llvm::zip(op->getResults(), types))
       result.setType(type);
+  // An op of constants (a bias's pick, a constant mask) is folded where the graph
+  // phase evaluates it: nothing left to run.
+  if (foldConstants && op->getNumResults() == 1 && !operands.empty() &&
+      llvm::all_of(values, [](Attribute a) { return a != nullptr; }))
+    if (DenseElementsAttr folded = kiln::evaluateOnnxOp(op, values);
+        folded && folded.getType() == op->getResult(0).getType()) {
+      Value c = constant(folded);
+      op->getResult(0).replaceAllUsesWith(c);
+      op->erase();
+      return {c};
+    }
   return SmallVector<Value>(op->getResults());
 }
 

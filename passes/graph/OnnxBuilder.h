@@ -91,6 +91,9 @@ public:
 
   mlir::OpBuilder b;
   mlir::Location loc;
+  /// Whether create() folds ops whose operands are all constants (where
+  /// EvaluateOnnx can: up to kMaxFoldElements); kiln-decompose does.
+  bool foldConstants = false;
 
 private:
   /// A constant of `type` holding `data` (its elements' bytes) in a resource blob.
