@@ -277,21 +277,7 @@ bool mapRowKernel(StageBuilder &builder) {
     } else {
       // The threads stride over the row's outputs: elementwise, or reduced
       // serially by the thread that owns the output (a row contraction).
-      SmallVector<unsigned> inner(dims.par.begin() + n, dims.par.end());
-      SmallVector<int64_t> sizes(dims.parSizes.begin() + n, dims.parSizes.end());
-      auto loop = b.create<scf::ForOp>(s.getLoc(), tid, cIndex(b, loc, product(sizes)),
-                                       cIndex(b, loc, threads));
-      OpBuilder lb = OpBuilder::atBlockBegin(loop.getBody());
-      SmallVector<Value> idx = delinearize(lb, loc, loop.getInductionVar(), sizes);
-      for (auto [d, v] : llvm::zip(inner, idx))
-        loopIdx[d] = v;
-      for (unsigned d : dims.red)
-        loopIdx[d] = cIndex(lb, loc, 0);
-      SmallVector<Value> results = dims.red.empty()
-                                       ? builder.applyParallelBody(lb, s, loopIdx)
-                                       : builder.reduceSerially(lb, s, dims, loopIdx);
-      for (auto [j, r] : llvm::enumerate(results))
-        builder.storeOutput(lb, s, j, r, loopIdx);
+      builder.strideOverOutputs(b, s, dims, loopIdx, n, tid, threads);
     }
     // The next stage reads what this one wrote anywhere in the row.
     b.create<gpu::BarrierOp>(loc);

@@ -503,6 +503,26 @@ SmallVector<Value> StageBuilder::reduceSerially(OpBuilder &b, linalg::GenericOp 
   return results;
 }
 
+void StageBuilder::strideOverOutputs(OpBuilder &b, linalg::GenericOp op, const LoopDims &dims,
+                                     SmallVectorImpl<Value> &loopIdx, int64_t rowDims,
+                                     Value tid, int64_t threads) {
+  Location loc = op.getLoc();
+  SmallVector<unsigned> inner(dims.par.begin() + rowDims, dims.par.end());
+  SmallVector<int64_t> sizes(dims.parSizes.begin() + rowDims, dims.parSizes.end());
+  auto loop = b.create<scf::ForOp>(loc, tid, cIndex(b, loc, product(sizes)),
+                                   cIndex(b, loc, threads));
+  OpBuilder lb = OpBuilder::atBlockBegin(loop.getBody());
+  SmallVector<Value> idx = delinearize(lb, loc, loop.getInductionVar(), sizes);
+  for (auto [d, v] : llvm::zip(inner, idx))
+    loopIdx[d] = v;
+  for (unsigned d : dims.red)
+    loopIdx[d] = cIndex(lb, loc, 0);
+  SmallVector<Value> results = dims.red.empty() ? applyParallelBody(lb, op, loopIdx)
+                                                : reduceSerially(lb, op, dims, loopIdx);
+  for (auto [j, r] : llvm::enumerate(results))
+    storeOutput(lb, op, j, r, loopIdx);
+}
+
 SmallVector<Value> StageBuilder::applyParallelBody(OpBuilder &b, linalg::GenericOp op,
                                                    ValueRange loopIdx) {
   Block &body = op.getRegion().front();

@@ -94,6 +94,12 @@ public:
                                                 mlir::linalg::GenericOp op,
                                                 const LoopDims &dims,
                                                 llvm::SmallVectorImpl<mlir::Value> &loopIdx);
+  /// Computes `op`'s outputs beyond its first `rowDims` parallel loops (set in
+  /// `loopIdx`) with the block's `threads` threads striding over them from `tid`,
+  /// each reducing its outputs serially; stores them (applying an epilogue).
+  void strideOverOutputs(mlir::OpBuilder &b, mlir::linalg::GenericOp op,
+                         const LoopDims &dims, llvm::SmallVectorImpl<mlir::Value> &loopIdx,
+                         int64_t rowDims, mlir::Value tid, int64_t threads);
   mlir::Value loadOperand(mlir::OpBuilder &b, mlir::linalg::GenericOp op,
                           mlir::OpOperand &operand, mlir::ValueRange loopIdx);
   /// The output's initial value: a folded fill's constant, or a load.

@@ -41,19 +41,7 @@ LogicalResult mapTimeLoopKernel(StageBuilder &builder) {
   auto emitStage = [&](OpBuilder &sb, linalg::GenericOp s) {
     LoopDims dims(s);
     SmallVector<Value> loopIdx(dims.ranges.size());
-    auto loop = sb.create<scf::ForOp>(s.getLoc(), tid, cIndex(sb, loc, dims.outputs),
-                                      cIndex(sb, loc, threads));
-    OpBuilder lb = OpBuilder::atBlockBegin(loop.getBody());
-    SmallVector<Value> idx = delinearize(lb, loc, loop.getInductionVar(), dims.parSizes);
-    for (auto [d, v] : llvm::zip(dims.par, idx))
-      loopIdx[d] = v;
-    for (unsigned d : dims.red)
-      loopIdx[d] = cIndex(lb, loc, 0);
-    SmallVector<Value> results = dims.red.empty()
-                                     ? builder.applyParallelBody(lb, s, loopIdx)
-                                     : builder.reduceSerially(lb, s, dims, loopIdx);
-    for (auto [j, r] : llvm::enumerate(results))
-      builder.storeOutput(lb, s, j, r, loopIdx);
+    builder.strideOverOutputs(sb, s, dims, loopIdx, /*rowDims=*/0, tid, threads);
     sb.create<gpu::BarrierOp>(loc);
   };
 
