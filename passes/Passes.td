@@ -648,13 +648,16 @@ def MapToGpu : Pass<"kiln-map-to-gpu", "mlir::ModuleOp"> {
                            "mlir::NVVM::NVVMDialect"];
 }
 
-def ExpandGpuMath : Pass<"kiln-expand-gpu-math", "mlir::gpu::GPUModuleOp"> {
-  let summary = "Expand math that has no PTX instruction into arithmetic";
+def ExpandMath : Pass<"kiln-expand-math"> {
+  let summary = "Expand math without an instruction into arithmetic";
   let description = [{
-    After kiln-map-to-gpu, on the cuda and cuda-sim targets alike: math.ipowi
-    becomes square-and-multiply; tan, sinh, cosh, asinh, acosh, atanh, powf, fpowi
-    and roundf their arithmetic expansions; exp, log, erf, tanh, ... MLIR's
-    polynomial approximations. What remains (f64 math, mostly) calls libdevice.
+    After kiln-map-to-gpu on the cuda and cuda-sim targets (on the gpu.module), and
+    in the host codegen pipeline (on the kernels, so that the loops vectorize
+    instead of calling libm element by element): math.ipowi becomes
+    square-and-multiply; tan, sinh, cosh, asinh, acosh, atanh, powf, fpowi and
+    roundf their arithmetic expansions; exp, log, erf, tanh, ... MLIR's polynomial
+    approximations. What remains (f64 math, mostly) calls libdevice on cuda and
+    libm on the host.
 
     Before:
     ```mlir

@@ -2,7 +2,7 @@
 //
 // This file implements the cuda codegen pipeline and PTX emission. After
 // kiln-map-to-gpu (for the architecture its gpu-arch option names) and
-// kiln-expand-gpu-math, the gpu.module is lowered with upstream passes (affine/scf
+// kiln-expand-math, the gpu.module is lowered with upstream passes (affine/scf
 // to cf, strided metadata, gpu + arith + memref + math to NVVM/LLVM with the bare
 // pointer calling convention). emitPtx copies the module's LLVM-dialect contents
 // into a module of their own, translates them to LLVM IR, links libdevice only if
@@ -61,7 +61,7 @@ void buildGpuMappingPipeline(OpPassManager &pm, const std::string &gpuArch) {
   MapToGpuOptions options;
   options.gpuArch = gpuArch;
   pm.addPass(createMapToGpu(options));
-  pm.addNestedPass<gpu::GPUModuleOp>(createExpandGpuMath());
+  pm.addNestedPass<gpu::GPUModuleOp>(createExpandMath());
 }
 
 void buildCudaCodegenPipeline(OpPassManager &pm) {

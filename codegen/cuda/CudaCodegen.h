@@ -2,7 +2,7 @@
 //
 // The cuda codegen phase: `kiln-map-to-gpu` turns every kernel into gpu.funcs
 // mapped to blocks and threads for one architecture (GpuArch.h), recorded as the
-// gpu.module's #nvvm.target; `kiln-expand-gpu-math` replaces math without a PTX
+// gpu.module's #nvvm.target; `kiln-expand-math` replaces math without a PTX
 // instruction; the gpu.module is lowered to the NVVM/LLVM dialects, and emitPtx
 // translates it to LLVM IR and runs LLVM's NVPTX backend in-process. No CUDA
 // toolkit is needed to compile a model.
@@ -18,7 +18,7 @@
 
 namespace kiln {
 
-/// kiln-map-to-gpu for `gpuArch`, then kiln-expand-gpu-math: the mapping the cuda
+/// kiln-map-to-gpu for `gpuArch`, then kiln-expand-math: the mapping the cuda
 /// and cuda-sim targets share (their plan phase's target step).
 void buildGpuMappingPipeline(mlir::OpPassManager &pm, const std::string &gpuArch);
 

@@ -56,6 +56,7 @@ void buildHostCodegenPipeline(OpPassManager &pm, bool parallel) {
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createExpandHostBf16());
+  pm.addPass(createExpandMath());
   pm.addPass(createConvertMathToFuncs());
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());

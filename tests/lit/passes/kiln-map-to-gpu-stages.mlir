@@ -2,7 +2,7 @@
 // Kernel shapes beyond one linalg op: linalg.map becomes an elementwise stage;
 // two fills ahead of a two-output reduction both fold into it; a buffer the
 // kernel writes and reads again becomes a view of the scratch argument; integer
-// pow stays for kiln-expand-gpu-math.
+// pow stays for kiln-expand-math.
 #id = affine_map<(d0) -> (d0)>
 #row = affine_map<(r, c) -> (r, c)>
 #red = affine_map<(r, c) -> (r)>

@@ -1,9 +1,11 @@
-//===- ExpandGpuMath.cpp - Math without a PTX instruction -----------------===//
+//===- ExpandMath.cpp - Math as arithmetic --------------------------------===//
 //
-// This file implements kiln-expand-gpu-math (see Passes.td): math ops that have no
-// PTX instruction become arithmetic, so that no libdevice call is needed for f32
-// and integer kernels. Runs on the gpu.module for cuda and cuda-sim alike, so the
-// simulator checks the same expansions the GPU runs.
+// This file implements kiln-expand-math (see Passes.td): math ops that have no
+// instruction become arithmetic, so that no libdevice call is needed for f32 and
+// integer cuda kernels, and host kernels vectorize what would be scalar libm
+// calls (tanh, exp, erf: an LSTM's gates, GELU). Runs on the gpu.module for cuda
+// and cuda-sim alike, so the simulator checks the same expansions the GPU runs,
+// and on the host's kernels.
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Passes.h"
@@ -19,7 +21,7 @@
 #include <cmath>
 
 namespace kiln {
-#define GEN_PASS_DEF_EXPANDGPUMATH
+#define GEN_PASS_DEF_EXPANDMATH
 #include "passes/Passes.h.inc"
 } // namespace kiln
 
@@ -107,7 +109,7 @@ struct ExpandPowF : OpRewritePattern<math::PowFOp> {
   }
 };
 
-struct ExpandGpuMathPass : kiln::impl::ExpandGpuMathBase<ExpandGpuMathPass> {
+struct ExpandMathPass : kiln::impl::ExpandMathBase<ExpandMathPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     patterns.add<ExpandIPowI, ExpandPowF>(&getContext());

@@ -1,4 +1,4 @@
-// RUN: kiln-opt --pass-pipeline='builtin.module(gpu.module(kiln-expand-gpu-math))' %s | FileCheck %s
+// RUN: kiln-opt --pass-pipeline='builtin.module(gpu.module(kiln-expand-math))' %s | FileCheck %s
 // Math without a PTX instruction becomes arithmetic in the gpu.module: integer pow
 // by squaring, exp by its polynomial, tanh by its expansion; no call remains.
 module attributes {gpu.container_module} {
