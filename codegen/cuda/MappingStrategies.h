@@ -15,7 +15,8 @@
 // Before those, a whole kernel may map as one row kernel (BlockReduction.cpp):
 // every stage row-local over the same leading loops (a Softmax, a LayerNorm), one
 // block per row runs the stages in turn, barriers between them. A kernel with a
-// time loop (TimeLoop.cpp) is one launch of one block that runs the loop.
+// time loop (TimeLoop.cpp) is one launch that runs the loop, one block per row
+// (the batch) where the stages allow, else one block.
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_CODEGEN_CUDA_MAPPINGSTRATEGIES_H
@@ -55,8 +56,9 @@ void mapBlockReduction(StageBuilder &builder, mlir::linalg::GenericOp op,
 /// (nothing built) otherwise.
 bool mapRowKernel(StageBuilder &builder);
 
-/// Builds a kernel with a time loop (StageBuilder::getTimeLoop) as one launch of
-/// one block: the stages in turn, the loop's every iteration, barriers between.
+/// Builds a kernel with a time loop (StageBuilder::getTimeLoop) as one launch, a
+/// block per row where every stage keeps to its row, else one block: the stages in
+/// turn, the loop's every iteration, barriers between.
 mlir::LogicalResult mapTimeLoopKernel(StageBuilder &builder);
 
 /// Builds the stage with one thread per output (four for 32-bit elementwise stages).
