@@ -43,6 +43,9 @@ using namespace mlir;
 namespace kiln {
 
 void buildHostCodegenPipeline(OpPassManager &pm, bool parallel) {
+  // Math as arithmetic first: its expansions (integer pow's loop) lower with the
+  // kernels' own loops.
+  pm.addPass(createExpandMath());
   pm.nest<func::FuncOp>().addPass(createHostLoopOrder());
   if (parallel) {
     pm.nest<func::FuncOp>().addPass(createConvertLinalgToParallelLoopsPass());
@@ -56,7 +59,6 @@ void buildHostCodegenPipeline(OpPassManager &pm, bool parallel) {
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createExpandHostBf16());
-  pm.addPass(createExpandMath());
   pm.addPass(createConvertMathToFuncs());
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());
