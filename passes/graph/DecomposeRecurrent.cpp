@@ -16,6 +16,7 @@
 
 #include "llvm/ADT/StringExtras.h"
 
+#include <cstring>
 #include <optional>
 
 using namespace mlir;
@@ -185,15 +186,29 @@ FailureOr<SmallVector<Value>> Recurrence::run() {
   auto transposedWeight = [&](Value weight, int64_t d, StringRef which) {
     auto t = cast<RankedTensorType>(weight.getType());
     int64_t rows = t.getDimSize(1), cols = t.getDimSize(2);
-    std::optional<std::vector<double>> values = floatValuesOf(weight);
-    if (!values)
-      return ob.transpose(ob.pick(weight, 0, d), {1, 0});
-    std::vector<double> out(rows * cols);
-    for (int64_t i = 0; i < rows; ++i)
-      for (int64_t j = 0; j < cols; ++j)
-        out[j * rows + i] = (*values)[(d * rows + i) * cols + j];
-    return ob.floats(RankedTensorType::get({cols, rows}, f), out,
-                     (kind + "_" + which.str() + "T" + std::to_string(d)));
+    auto type = RankedTensorType::get({cols, rows}, t.getElementType());
+    std::string name = kind + "_" + which.str() + "T" + std::to_string(d);
+    // A weight blob (as the importer keeps them): its bytes moved, any size.
+    ElementsAttr attr = constantValueOf(weight);
+    ArrayRef<char> bytes = attr ? resourceBytes(attr) : ArrayRef<char>();
+    if (!bytes.empty() && t.getNumElements() > 0) {
+      size_t width = bytes.size() / t.getNumElements();
+      std::vector<char> out(bytes.size() / t.getDimSize(0));
+      for (int64_t i = 0; i < rows; ++i)
+        for (int64_t j = 0; j < cols; ++j)
+          std::memcpy(&out[(j * rows + i) * width], &bytes[((d * rows + i) * cols + j) * width],
+                      width);
+      return ob.blobConstant(type, out, name);
+    }
+    // A small constant in an attribute.
+    if (std::optional<std::vector<double>> values = floatValuesOf(weight)) {
+      std::vector<double> out(rows * cols);
+      for (int64_t i = 0; i < rows; ++i)
+        for (int64_t j = 0; j < cols; ++j)
+          out[j * rows + i] = (*values)[(d * rows + i) * cols + j];
+      return ob.floats(type, out, name);
+    }
+    return ob.transpose(ob.pick(weight, 0, d), {1, 0});
   };
 
   SmallVector<Value> ys, hs, cs;

@@ -95,7 +95,6 @@ public:
   /// EvaluateOnnx can: up to kMaxFoldElements); kiln-decompose does.
   bool foldConstants = false;
 
-private:
   /// A constant of `type` holding `data` (its elements' bytes) in a resource blob.
   mlir::Value blobConstant(mlir::RankedTensorType type, llvm::ArrayRef<char> data,
                            llvm::StringRef name);
