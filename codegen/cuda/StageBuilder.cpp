@@ -140,7 +140,6 @@ LogicalResult StageBuilder::prepare() {
         if (isa<linalg::LinalgOp>(inner)) {
           if (failed(addStage(&inner)))
             return failure();
-          loopStages.insert(stageOps.back());
           continue;
         }
         if (isa<memref::DeallocOp>(inner) || (isPure(&inner) && inner.getNumRegions() == 0))

@@ -122,7 +122,6 @@ public:
   /// The kernel's time loop (a recurrent op's Scan as an scf.for at kernel level),
   /// whose body's stages run every iteration; null when there is none.
   mlir::scf::ForOp getTimeLoop() const { return timeLoop; }
-  bool inTimeLoop(mlir::linalg::GenericOp op) const { return loopStages.contains(op); }
 
   /// Kernel values -> their clones in the current stage.
   mlir::IRMapping mapping;
@@ -133,7 +132,6 @@ private:
   llvm::SmallVector<mlir::Operation *> prelude;
   llvm::SmallVector<mlir::linalg::GenericOp> stageOps;
   mlir::scf::ForOp timeLoop;
-  llvm::DenseSet<mlir::Operation *> loopStages;
   llvm::SmallVector<mlir::Attribute> stages;
   /// Reduction outputs whose initial value is a folded fill: (op, out) -> value.
   llvm::DenseMap<std::pair<mlir::Operation *, unsigned>, mlir::Value> foldedInit;
