@@ -122,6 +122,39 @@ FailureOr<SmallVector<Value>> Recurrence::run() {
   Value x = in(0), w = in(1), r = in(2), bias = in(3), lens = in(4), h0 = in(5);
   Value c0 = kind == "LSTM" ? in(6) : Value(), peep = kind == "LSTM" ? in(7) : Value();
   f = elementOf(x);
+  // The operands' shapes as ONNX defines them from X ([S, B, I], or [B, S, I] with
+  // layout 1), hidden_size and direction; anything else is an error naming the op.
+  auto staticType = [](Value v) {
+    auto t = dyn_cast<RankedTensorType>(v.getType());
+    return t && t.hasStaticShape() ? t : RankedTensorType();
+  };
+  RankedTensorType xt = staticType(x), rt = staticType(r);
+  if (!xt || !rt || xt.getRank() != 3 || rt.getRank() != 3) {
+    op->emitError() << kind << " needs X and R of static rank-3 shapes";
+    return failure();
+  }
+  int64_t h = intAttr("hidden_size", rt.getDimSize(2));
+  int64_t nb = xt.getDimSize(batchFirst ? 0 : 1), gh = gates * h;
+  SmallVector<int64_t> stateShape =
+      batchFirst ? SmallVector<int64_t>{nb, dirs, h} : SmallVector<int64_t>{dirs, nb, h};
+  std::pair<StringRef, SmallVector<int64_t>> expected[] = {
+      {"W", {dirs, gh, xt.getDimSize(2)}}, {"R", {dirs, gh, h}},
+      {"B", {dirs, 2 * gh}},              {"sequence_lens", {nb}},
+      {"initial_h", stateShape},          {"initial_c", stateShape},
+      {"P", {dirs, 3 * h}}};
+  Value given[] = {w, r, bias, lens, h0, c0, peep};
+  for (auto [operand, shape] : llvm::zip(given, expected)) {
+    if (!operand)
+      continue;
+    RankedTensorType t = staticType(operand);
+    if (!t || t.getShape() != ArrayRef<int64_t>(shape.second)) {
+      InFlightDiagnostic d = op->emitError() << kind << "'s " << shape.first << " is "
+                                             << operand.getType() << ", not [";
+      llvm::interleave(shape.second, d, ",");
+      d << "] (from X, hidden_size and direction)";
+      return failure();
+    }
+  }
   if (batchFirst) {
     x = ob.transpose(x, {1, 0, 2});
     if (h0)
