@@ -82,11 +82,46 @@ func.func @rnn_reverse(%x: tensor<2x1x3xf32>, %w: tensor<1x4x3xf32>, %r: tensor<
 
 // -----
 
+// Constant weights are laid out at compile time: W and R of the direction arrive
+// transposed as new constants (no Transpose runs), and the bias's pick, an op of
+// constants, is folded.
+// CHECK-LABEL: func.func @rnn_constant_weights
+// CHECK-NOT: onnx.Transpose
+// CHECK-DAG: %[[WT:.*]] = "onnx.Constant"() <{value = dense<{{\[}}[1.000000e+00, 4.000000e+00], [2.000000e+00, 5.000000e+00], [3.000000e+00, 6.000000e+00]]> : tensor<3x2xf32>}>
+// CHECK-DAG: %[[RT:.*]] = "onnx.Constant"() <{value = dense<{{\[}}[1.000000e+00, 3.000000e+00], [2.000000e+00, 4.000000e+00]]> : tensor<2x2xf32>}>
+// CHECK: "onnx.MatMul"(%arg0, %[[WT]]) : (tensor<2x1x3xf32>, tensor<3x2xf32>) -> tensor<2x1x2xf32>
+// CHECK: %[[B:.*]] = "onnx.Constant"() <{value = dense<[1.000000e+00, 2.000000e+00, 3.000000e+00, 4.000000e+00]> : tensor<4xf32>}>
+// CHECK-NOT: "onnx.Gather"
+// CHECK: "onnx.Scan"
+// CHECK: "onnx.MatMul"(%{{.*}}, %[[RT]]) : (tensor<1x2xf32>, tensor<2x2xf32>) -> tensor<1x2xf32>
+// CHECK-NOT: onnx.Transpose
+func.func @rnn_constant_weights(%x: tensor<2x1x3xf32>) -> tensor<1x1x2xf32> {
+  %none = onnx.NoValue
+  %w = "onnx.Constant"() <{value = dense<[[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]]> : tensor<1x2x3xf32>}> : () -> tensor<1x2x3xf32>
+  %r = "onnx.Constant"() <{value = dense<[[[1.0, 2.0], [3.0, 4.0]]]> : tensor<1x2x2xf32>}> : () -> tensor<1x2x2xf32>
+  %b = "onnx.Constant"() <{value = dense<[[1.0, 2.0, 3.0, 4.0]]> : tensor<1x4xf32>}> : () -> tensor<1x4xf32>
+  %y, %yh = "onnx.RNN"(%x, %w, %r, %b, %none, %none) <{hidden_size = 2 : i64}> : (tensor<2x1x3xf32>, tensor<1x2x3xf32>, tensor<1x2x2xf32>, tensor<1x4xf32>, none, none) -> (none, tensor<1x1x2xf32>)
+  return %yh : tensor<1x1x2xf32>
+}
+
+// -----
+
 func.func @lstm_input_forget(%x: tensor<1x1x2xf32>, %w: tensor<1x12x2xf32>, %r: tensor<1x12x3xf32>) -> tensor<1x1x3xf32> {
   %none = onnx.NoValue
   // expected-error @+1 {{LSTM with input_forget (coupled input and forget gates) is not supported}}
   %y, %yh, %yc = "onnx.LSTM"(%x, %w, %r, %none, %none, %none, %none, %none) <{hidden_size = 3 : i64, input_forget = 1 : i64}> : (tensor<1x1x2xf32>, tensor<1x12x2xf32>, tensor<1x12x3xf32>, none, none, none, none, none) -> (none, tensor<1x1x3xf32>, none)
   return %yh : tensor<1x1x3xf32>
+}
+
+// -----
+
+// Weights whose shapes X, hidden_size and direction contradict are an error naming
+// the operand (not a crash).
+func.func @rnn_bad_weights(%x: tensor<5x2x3xf32>, %w: tensor<1x8x3xf32>, %r: tensor<1x2x2xf32>) -> tensor<1x2x2xf32> {
+  %none = onnx.NoValue
+  // expected-error @+1 {{RNN's W is 'tensor<1x8x3xf32>', not [1,2,3] (from X, hidden_size and direction)}}
+  %y, %yh = "onnx.RNN"(%x, %w, %r, %none, %none, %none) <{hidden_size = 2 : i64}> : (tensor<5x2x3xf32>, tensor<1x8x3xf32>, tensor<1x2x2xf32>, none, none, none) -> (none, tensor<1x2x2xf32>)
+  return %yh : tensor<1x2x2xf32>
 }
 
 // -----

@@ -193,3 +193,42 @@ func.func @loaded(%a: memref<1000000xf32>, %v: memref<1xf32>) {
   }
   return
 }
+
+// A loop directly in a time loop's body is handed off every step: the step travels
+// in the argument array as an integer after the pointers, and the view at the step
+// is rebuilt from it in the outlined function.
+// CHECK-LABEL: func.func @time_loop(
+// CHECK-SAME: %[[XS:.*]]: memref<8x64x1024xf32>, %[[H:.*]]: memref<64x1024xf32>)
+// CHECK: %[[ARGS:.*]] = llvm.alloca %{{.*}} x !llvm.ptr
+// CHECK: scf.for %[[T:.*]] = 
+// CHECK:   memref.extract_aligned_pointer_as_index %[[XS]]
+// CHECK:   memref.extract_aligned_pointer_as_index %[[H]]
+// CHECK:   %[[W:.*]] = arith.index_cast %[[T]] : index to i64
+// CHECK:   llvm.inttoptr %[[W]]
+// CHECK:   call @kiln_parallel_for(
+// CHECK-NOT: scf.parallel
+// CHECK: return
+// CHECK-LABEL: func.func private @time_loop_par0(
+// CHECK: %[[SLOT:.*]] = llvm.getelementptr %{{.*}}[2]
+// CHECK: %[[P:.*]] = llvm.load %[[SLOT]]
+// CHECK: %[[I:.*]] = llvm.ptrtoint %[[P]] : !llvm.ptr to i64
+// CHECK: %[[STEP:.*]] = arith.index_cast %[[I]] : i64 to index
+// CHECK: memref.subview %{{.*}}[%[[STEP]], 0, 0]
+func.func @time_loop(%xs: memref<8x64x1024xf32>, %h: memref<64x1024xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %c64 = arith.constant 64 : index
+  %c1024 = arith.constant 1024 : index
+  scf.for %t = %c0 to %c8 step %c1 {
+    %x = memref.subview %xs[%t, 0, 0] [1, 64, 1024] [1, 1, 1] : memref<8x64x1024xf32> to memref<64x1024xf32, strided<[1024, 1], offset: ?>>
+    scf.parallel (%i, %j) = (%c0, %c0) to (%c64, %c1024) step (%c1, %c1) {
+      %v = memref.load %x[%i, %j] : memref<64x1024xf32, strided<[1024, 1], offset: ?>>
+      %s = memref.load %h[%i, %j] : memref<64x1024xf32>
+      %n = arith.addf %v, %s : f32
+      memref.store %n, %h[%i, %j] : memref<64x1024xf32>
+      scf.reduce
+    }
+  }
+  return
+}
