@@ -53,8 +53,10 @@ def Decompose : Pass<"kiln-decompose", "mlir::ModuleOp"> {
     Resize-10 become Resize with asymmetric coordinates; Pad-2 and Slice-1 their
     input forms; RNN, GRU and LSTM an input projection and, per direction, a
     time loop: a Scan whose body is one step of the recurrence
-    (DecomposeRecurrent.cpp; the tensor phase makes it an scf.for); an If decided at run time whose branches
-    give the same static types runs both and selects with Where; DFT becomes MatMuls
+    (DecomposeRecurrent.cpp; the tensor phase makes it an scf.for); an If decided at
+    run time becomes kiln.if over two private functions, one per branch, of the
+    values the branches capture (constants cloned in), each result of one static
+    type from both branches (else an error naming the node); DFT becomes MatMuls
     with constant cosine and sine matrices (STFT with constant frame parameters: its
     frames gathered, windowed, then that DFT); MaxUnpool a ScatterElements into zeros.
     New ops are typed
@@ -73,6 +75,7 @@ def Decompose : Pass<"kiln-decompose", "mlir::ModuleOp"> {
     %y = "onnx.Mul"(%f, %s) : (tensor<4xf32>, tensor<f32>) -> tensor<4xf32>
     ```
   }];
+  let dependentDialects = ["kiln::KilnDialect", "mlir::func::FuncDialect"];
 }
 
 def RemoveIdentity : Pass<"kiln-remove-identity", "mlir::func::FuncOp"> {

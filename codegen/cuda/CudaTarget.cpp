@@ -11,6 +11,7 @@
 #include "codegen/cuda/GpuArch.h"
 #include "codegen/emit/GeneratedCode.h"
 #include "passes/Passes.h"
+#include "passes/plan/PlanAnalysis.h"
 
 #include <algorithm>
 
@@ -144,6 +145,49 @@ private:
   TargetOptions options;
 };
 
+/// One launch (its stages, or its library call with them as the fallback), copy,
+/// record or wait of the run, appending the launches' functions to `functions`.
+bool writeCudaOp(llvm::raw_ostream &ls, Operation &op, IoExpr io,
+                 const llvm::DenseMap<Operation *, int64_t> &libraryIndex,
+                 std::vector<std::string> &functions, std::string &error) {
+  if (auto r = dyn_cast<RecordOp>(op)) {
+    ls << "  KILN_RUN(c.record(" << r.getEvent() << ", " << r.getStream() << "));\n";
+  } else if (auto w = dyn_cast<WaitOp>(op)) {
+    ls << "  KILN_RUN(c.wait(" << w.getEvent() << ", " << w.getStream() << "));\n";
+  } else if (auto c = dyn_cast<CopyOp>(op)) {
+    ls << "  KILN_RUN(c.copy(" << bufferExpr(c.getTarget(), io) << ", "
+       << bufferExpr(c.getSource(), io) << ", " << copyBytes(c) << ", " << c.getStream()
+       << "));\n";
+  } else if (auto l = dyn_cast<LaunchOp>(op)) {
+    ArrayAttr stages = gpuStagesOf(l, error);
+    if (!stages)
+      return false;
+    // A library call runs, or says it cannot: then its kernels do.
+    auto library = libraryIndex.find(&op);
+    if (library != libraryIndex.end()) {
+      ArrayRef<int64_t> operands = l.getLibraryAttr().getOperands();
+      ls << "  {\n    bool ran = false;\n    KILN_RUN(c.library(" << library->second
+         << ", kLibrary" << library->second << ", {";
+      for (int i = 0; i < 5; ++i)
+        ls << (i ? ", " : "")
+           << (operands[i] < 0 ? std::string("0") : bufferExpr(l.getBuffers()[operands[i]], io));
+      ls << "}, " << l.getStream() << ", ran));\n    if (!ran) {\n";
+    }
+    for (auto g : stages.getAsRange<GpuStageAttr>()) {
+      ArrayRef<int64_t> grid = g.getGrid(), block = g.getBlock();
+      ls << (library != libraryIndex.end() ? "    " : "")
+         << "  KILN_RUN(c.launch({" << functions.size() << ", {" << grid[0] << ", "
+         << grid[1] << ", " << grid[2] << "}, {" << block[0] << ", " << block[1] << ", "
+         << block[2] << "}, " << l.getStream() << "}, {" << launchArguments(l, io)
+         << "}));\n";
+      functions.push_back(g.getFunction().str());
+    }
+    if (library != libraryIndex.end())
+      ls << "    }\n  }\n";
+  }
+  return true;
+}
+
 bool CudaTarget::writeRun(llvm::raw_ostream &os, const EmitContext &ctx,
                           std::string &error) const {
   PlanOp plan = ctx.plan;
@@ -174,42 +218,26 @@ bool CudaTarget::writeRun(llvm::raw_ostream &os, const EmitContext &ctx,
   auto io = [](const char *kind, int64_t i) {
     return std::string(kind) + "[" + std::to_string(i) + "]";
   };
+  // A branch of an If runs where its conditions hold: each is read once per run,
+  // on the stream of the first op it guards, which has waited for its producer
+  // (a synchronization: no CUDA graph can hold it).
+  llvm::DenseMap<Value, int64_t> guardIndex;
   for (Operation &op : plan.getBody().front()) {
-    if (auto r = dyn_cast<RecordOp>(op)) {
-      ls << "  KILN_RUN(c.record(" << r.getEvent() << ", " << r.getStream() << "));\n";
-    } else if (auto w = dyn_cast<WaitOp>(op)) {
-      ls << "  KILN_RUN(c.wait(" << w.getEvent() << ", " << w.getStream() << "));\n";
-    } else if (auto c = dyn_cast<CopyOp>(op)) {
-      ls << "  KILN_RUN(c.copy(" << bufferExpr(c.getTarget(), io) << ", "
-         << bufferExpr(c.getSource(), io) << ", " << copyBytes(c) << ", " << c.getStream()
-         << "));\n";
-    } else if (auto l = dyn_cast<LaunchOp>(op)) {
-      ArrayAttr stages = gpuStagesOf(l, error);
-      if (!stages)
-        return false;
-      // A library call runs, or says it cannot: then its kernels do.
-      auto library = libraryIndex.find(&op);
-      if (library != libraryIndex.end()) {
-        ArrayRef<int64_t> operands = l.getLibraryAttr().getOperands();
-        ls << "  {\n    bool ran = false;\n    KILN_RUN(c.library(" << library->second
-           << ", kLibrary" << library->second << ", {";
-        for (int i = 0; i < 5; ++i)
-          ls << (i ? ", " : "")
-             << (operands[i] < 0 ? std::string("0") : bufferExpr(l.getBuffers()[operands[i]], io));
-        ls << "}, " << l.getStream() << ", ran));\n    if (!ran) {\n";
-      }
-      for (auto g : stages.getAsRange<GpuStageAttr>()) {
-        ArrayRef<int64_t> grid = g.getGrid(), block = g.getBlock();
-        ls << (library != libraryIndex.end() ? "    " : "")
-           << "  KILN_RUN(c.launch({" << functions.size() << ", {" << grid[0] << ", "
-           << grid[1] << ", " << grid[2] << "}, {" << block[0] << ", " << block[1] << ", "
-           << block[2] << "}, " << l.getStream() << "}, {" << launchArguments(l, io)
-           << "}));\n";
-        functions.push_back(g.getFunction().str());
-      }
-      if (library != libraryIndex.end())
-        ls << "    }\n  }\n";
+    std::string close = openGuards(
+        ls, &op, io, guardIndex,
+        [&](llvm::raw_ostream &os, int64_t k, const std::string &pointer, bool value) {
+          os << "  if (f" << k << " < 0)\n    KILN_RUN(c.flag(" << pointer << ", "
+             << streamOf(&op) << ", f" << k << "));\n  if (f" << k
+             << (value ? " == 1" : " == 0") << ") {\n";
+        });
+    if (!close.empty() && options.cudaGraph) {
+      error = "--cuda-graph: the plan branches on the host (an If decided at run time), "
+              "which a CUDA graph cannot hold; compile without --cuda-graph";
+      return false;
     }
+    if (!writeCudaOp(ls, op, io, libraryIndex, functions, error))
+      return false;
+    ls << close;
   }
   ls.flush();
   os << "const char *const kFunctions[] = {";
@@ -241,8 +269,10 @@ bool CudaTarget::writeRun(llvm::raw_ostream &os, const EmitContext &ctx,
      << "kiln::rt::Status issue(kiln::rt::CudaContext &c, const CUdeviceptr *in,\n"
      << "                       const CUdeviceptr *out) {\n"
      << "  const CUdeviceptr A = c.arena(), W = c.weights();\n"
-     << "  (void)A;\n  (void)W;\n  (void)in;\n  (void)out;\n"
-     << launches << "  return kiln::rt::Status::ok();\n}\n"
+     << "  (void)A;\n  (void)W;\n  (void)in;\n  (void)out;\n";
+  for (size_t k = 0; k < guardIndex.size(); ++k)
+    os << "  int f" << k << " = -1; // a branch condition, once read\n";
+  os << launches << "  return kiln::rt::Status::ok();\n}\n"
      << "} // namespace\n\n"
      << "/// Immutable once loaded: the module and the weights on the device.\n"
      << "struct kiln_model : kiln::rt::ModelBase {\n  kiln::rt::CudaModel cuda;\n};\n\n"

@@ -4,6 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/emit/GeneratedCode.h"
+#include "passes/plan/PlanAnalysis.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 
 #include "llvm/Support/FormatVariadic.h"
@@ -99,6 +100,17 @@ llvm::DenseMap<mlir::Operation *, int64_t> writeLibraryCalls(llvm::raw_ostream &
   os << "constexpr int kNumLibraryCalls = " << index.size() << ";\n"
      << "constexpr uint64_t kLibraryZeroFloats = " << zeroFloats << ";\n";
   return index;
+}
+
+std::string openGuards(llvm::raw_ostream &os, Operation *op, IoExpr io,
+                       llvm::DenseMap<Value, int64_t> &index, GuardWriter write) {
+  std::string close;
+  for (auto [guard, value] : guardsOf(op)) {
+    auto [it, inserted] = index.try_emplace(guard, static_cast<int64_t>(index.size()));
+    write(os, it->second, bufferExpr(guard, io), value);
+    close += "  }\n";
+  }
+  return close;
 }
 
 int64_t copyBytes(CopyOp c) {

@@ -44,6 +44,17 @@ llvm::DenseMap<mlir::Operation *, int64_t> writeLibraryCalls(llvm::raw_ostream &
 /// Bytes a kiln.copy moves.
 int64_t copyBytes(CopyOp copy);
 
+/// How a run writer tests one guard of a launch or copy: writes the statements
+/// that end in `if (<guard `index` holds `value`>) {`, `pointer` the guard's buffer.
+using GuardWriter = llvm::function_ref<void(llvm::raw_ostream &os, int64_t index,
+                                            const std::string &pointer, bool value)>;
+
+/// Opens the host branch that `op` (a guarded launch or copy, a branch of a
+/// kiln.if) runs in, one `if` per guard, outermost first; `index` numbers the
+/// plan's distinct guard buffers. Returns the braces to close after the op.
+std::string openGuards(llvm::raw_ostream &os, mlir::Operation *op, IoExpr io,
+                       llvm::DenseMap<mlir::Value, int64_t> &index, GuardWriter write);
+
 /// The C ABI (model_abi.h), the same for every target, on top of what the target's
 /// run writer defines before it: `struct kiln_model : kiln::rt::ModelBase`,
 /// `struct kiln_context : kiln::rt::ContextBase`, and

@@ -19,6 +19,56 @@ using namespace mlir;
 
 namespace kiln {
 
+namespace {
+
+/// One launch, copy, record or wait of a stream's function.
+bool writeHostOp(llvm::raw_ostream &os, Operation &op, IoExpr io,
+                 const llvm::DenseMap<Operation *, int64_t> &libraryIndex,
+                 HostLaunchWriter writeLaunch, std::string &error) {
+  if (auto c = dyn_cast<CopyOp>(op)) {
+    os << "  std::memcpy(" << bufferExpr(c.getTarget(), io) << ", "
+       << bufferExpr(c.getSource(), io) << ", " << copyBytes(c) << ");\n";
+    return true;
+  }
+  if (auto r = dyn_cast<RecordOp>(op)) {
+    os << "  c->streams.record(" << r.getEvent() << ");\n";
+    return true;
+  }
+  if (auto w = dyn_cast<WaitOp>(op)) {
+    os << "  KILN_WAIT(" << w.getEvent() << ");\n";
+    return true;
+  }
+  auto l = dyn_cast<LaunchOp>(op);
+  if (!l)
+    return true;
+  auto library = libraryIndex.find(&op);
+  if (library == libraryIndex.end())
+    return writeLaunch(os, l, io, error);
+  // The library runs it, or says it cannot: then the kernel does.
+  ArrayRef<int64_t> operands = l.getLibraryAttr().getOperands();
+  auto buffer = [&](int64_t i) {
+    return i < 0 ? std::string("nullptr") : bufferExpr(l.getBuffers()[i], io);
+  };
+  os << "  {\n    const kiln::rt::LibraryBuffers b = {";
+  for (int i = 0; i < 5; ++i)
+    os << (i ? ", " : "") << buffer(operands[i]);
+  os << "};\n    bool ran = false;\n    KILN_RUN(c->library.run(" << library->second
+     << ", kLibrary" << library->second << ", b, ran));\n    if (!ran)\n    ";
+  if (!hasKernelCode(l)) {
+    os << "  return kiln::rt::Status::error(\"library call " << library->second
+       << " (kernel " << l.getKernel()
+       << "): oneDNN is not loaded or cannot run it, and the model was compiled "
+          "with --no-fallback-kernels\", KILN_ERROR_RUN);\n  }\n";
+    return true;
+  }
+  if (!writeLaunch(os, l, io, error))
+    return false;
+  os << "  }\n";
+  return true;
+}
+
+} // namespace
+
 bool writeHostRun(llvm::raw_ostream &os, const EmitContext &ctx, llvm::StringRef library,
                   HostLaunchWriter writeLaunch, std::string &error) {
   Block &plan = ctx.plan.getBody().front();
@@ -64,44 +114,21 @@ bool writeHostRun(llvm::raw_ostream &os, const EmitContext &ctx, llvm::StringRef
        << "(kiln_context *c, const kiln_tensor *in, kiln_tensor *out) {\n"
        << "  char *A = c->arena.data.get();\n  char *W = c->model->weights.data.get();\n"
        << "  (void)A;\n  (void)W;\n  (void)in;\n  (void)out;\n";
+    llvm::DenseMap<Value, int64_t> guardIndex;
     for (Operation &op : plan) {
       if (streamOf(&op) != stream)
         continue;
-      if (auto l = dyn_cast<LaunchOp>(op)) {
-        auto library = libraryIndex.find(&op);
-        if (library != libraryIndex.end()) {
-          // The library runs it, or says it cannot: then the kernel does.
-          ArrayRef<int64_t> operands = l.getLibraryAttr().getOperands();
-          auto buffer = [&](int64_t i) {
-            return i < 0 ? std::string("nullptr") : bufferExpr(l.getBuffers()[i], io);
-          };
-          os << "  {\n    const kiln::rt::LibraryBuffers b = {";
-          for (int i = 0; i < 5; ++i)
-            os << (i ? ", " : "") << buffer(operands[i]);
-          os << "};\n    bool ran = false;\n    KILN_RUN(c->library.run(" << library->second
-             << ", kLibrary" << library->second << ", b, ran));\n    if (!ran)\n    ";
-          if (!hasKernelCode(l)) {
-            os << "  return kiln::rt::Status::error(\"library call " << library->second
-               << " (kernel " << l.getKernel()
-               << "): oneDNN is not loaded or cannot run it, and the model was compiled "
-                  "with --no-fallback-kernels\", KILN_ERROR_RUN);\n  }\n";
-            continue;
-          }
-          if (!writeLaunch(os, l, io, error))
-            return false;
-          os << "  }\n";
-          continue;
-        }
-        if (!writeLaunch(os, l, io, error))
-          return false;
-      } else if (auto c = dyn_cast<CopyOp>(op)) {
-        os << "  std::memcpy(" << bufferExpr(c.getTarget(), io) << ", "
-           << bufferExpr(c.getSource(), io) << ", " << copyBytes(c) << ");\n";
-      } else if (auto r = dyn_cast<RecordOp>(op)) {
-        os << "  c->streams.record(" << r.getEvent() << ");\n";
-      } else if (auto w = dyn_cast<WaitOp>(op)) {
-        os << "  KILN_WAIT(" << w.getEvent() << ");\n";
-      }
+      // A branch of an If runs where its conditions hold (read in host memory:
+      // this stream has waited for their producers).
+      std::string close = openGuards(
+          os, &op, io, guardIndex,
+          [](llvm::raw_ostream &os, int64_t, const std::string &pointer, bool value) {
+            os << "  if (*static_cast<const unsigned char *>(static_cast<const void *>("
+               << pointer << ")) " << (value ? "!=" : "==") << " 0) {\n";
+          });
+      if (!writeHostOp(os, op, io, libraryIndex, writeLaunch, error))
+        return false;
+      os << close;
     }
     os << "  return kiln::rt::Status::ok();\n}\n\n";
   }

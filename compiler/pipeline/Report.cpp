@@ -137,7 +137,13 @@ void CompileReport::collectPlan(ModuleOp module) {
     events = static_cast<int64_t>(llvm::range_size(plan.getBody().getOps<RecordOp>()));
     schedule.clear();
     buffers.clear();
+    llvm::DenseSet<Value> conditions;
+    branchedSteps = 0;
     for (Operation &op : plan.getBody().front()) {
+      SmallVector<std::pair<Value, bool>> guards = guardsOf(&op);
+      branchedSteps += guards.empty() ? 0 : 1;
+      for (auto &g : guards)
+        conditions.insert(g.first);
       if (auto l = dyn_cast<LaunchOp>(op))
         schedule.push_back({l.getKernel().str(), static_cast<int64_t>(l.getStream())});
       else if (auto c = dyn_cast<CopyOp>(op))
@@ -155,6 +161,7 @@ void CompileReport::collectPlan(ModuleOp module) {
     launches = static_cast<int64_t>(
         llvm::count_if(schedule, [](const Step &s) { return s.kernel != "copy"; }));
     streams = static_cast<int64_t>(used.size());
+    branchConditions = static_cast<int64_t>(conditions.size());
   });
   // Traffic: every buffer a launch takes, read or written once (of a table read
   // only by loads in linalg bodies, the elements loaded); FLOPs: the ops of
@@ -288,6 +295,8 @@ bool CompileReport::write(const std::string &path, std::string &error) const {
       {"kernels_out", static_cast<int64_t>(kernels.size())},
       {"launches", launches},
       {"library_calls", libraryCalls},
+      {"branched_steps", branchedSteps},
+      {"branch_conditions", branchConditions},
       {"bytes_read", bytesRead},
       {"bytes_written", bytesWritten},
       {"flops", flops},
@@ -378,6 +387,10 @@ bool CompileReport::writeHtml(const std::string &path, std::string &error) const
   row("kernels out", std::to_string(kernels.size()));
   row("launches", std::to_string(launches));
   row("library calls (the rest: Kiln's kernels)", std::to_string(libraryCalls));
+  if (branchConditions)
+    row("launches and copies in If branches (host-chosen)",
+        std::to_string(branchedSteps) + " on " + std::to_string(branchConditions) +
+            " conditions");
   row("streams", std::to_string(streams) + " (" + std::to_string(events) + " events)");
   row("estimated time (critical path / all launches in sequence)",
       llvm::formatv("{0:f1} / {1:f1} us", estimatedNs / 1e3, sequentialNs / 1e3).str());

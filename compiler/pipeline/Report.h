@@ -41,6 +41,9 @@ struct CompileReport {
   /// kind ("conv", "matmul"); `libraryCalls` counts those launches.
   std::map<std::string, std::string> libraryKernels;
   int64_t libraryCalls = 0;
+  /// Launches and copies in a branch of an If decided at run time (guarded: the
+  /// host runs one branch's), and the conditions they branch on.
+  int64_t branchedSteps = 0, branchConditions = 0;
   int64_t arenaBytes = 0;
   int64_t lowerBoundBytes = 0;
   int64_t naiveBytes = 0;

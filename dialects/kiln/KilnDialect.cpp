@@ -243,7 +243,49 @@ LogicalResult PlanOp::verify() {
   return success();
 }
 
+/// Guards are one-element i1 buffers, each with the value that lets the op run.
+static LogicalResult verifyGuards(Operation *op, ValueRange guards,
+                                  std::optional<ArrayRef<bool>> values) {
+  if (guards.size() != (values ? values->size() : 0))
+    return op->emitOpError() << "has " << guards.size() << " guards but "
+                             << (values ? values->size() : 0) << " guard values";
+  for (Value g : guards) {
+    auto type = cast<MemRefType>(g.getType());
+    if (type.getNumElements() != 1 || !type.getElementType().isInteger(1))
+      return op->emitOpError() << "guard " << type << " is not one i1 element";
+  }
+  return success();
+}
+
+LogicalResult IfOp::verify() {
+  auto cond = cast<RankedTensorType>(getCond().getType());
+  if (!cond.hasStaticShape() || cond.getNumElements() != 1 ||
+      !cond.getElementType().isInteger(1))
+    return emitOpError() << "condition " << cond << " is not one i1 element";
+  return success();
+}
+
+LogicalResult IfOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  FunctionType expected =
+      FunctionType::get(getContext(), getInputs().getTypes(), getResultTypes());
+  for (FlatSymbolRefAttr ref : {getThenBranchAttr(), getElseBranchAttr()}) {
+    auto fn = symbols.lookupNearestSymbolFrom<FunctionOpInterface>(*this, ref);
+    if (!fn)
+      return emitOpError() << "branch " << ref << " is no function";
+    if (fn.getFunctionType() != expected)
+      return emitOpError() << "branch " << ref << " has type " << fn.getFunctionType()
+                           << ", expected " << expected;
+  }
+  return success();
+}
+
+LogicalResult CopyOp::verify() {
+  return verifyGuards(*this, getGuards(), getGuardValues());
+}
+
 LogicalResult LaunchOp::verify() {
+  if (failed(verifyGuards(*this, getGuards(), getGuardValues())))
+    return failure();
   if (getNumInputs() > getBuffers().size())
     return emitOpError() << "reads " << getNumInputs() << " buffers but has "
                          << getBuffers().size();

@@ -135,6 +135,35 @@ def Kiln_AttentionOp : Kiln_Op<"attention", [Pure]> {
 }
 
 //===----------------------------------------------------------------------===//
+// Tensor level: branches decided at run time, kernels
+//===----------------------------------------------------------------------===//
+
+def Kiln_IfOp : Kiln_Op<"if", [DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "Runs one of two branch functions, chosen on the host at run time";
+  let description = [{
+    kiln-decompose outlines each branch of an ONNX If whose condition is known only
+    at run time into a function of the values the branches capture (`inputs`, the
+    same for both), returning the If's results. The phases up to the kernels
+    treat the branch functions like @main_graph; kiln-build-plan lays both
+    branches' launches into the plan, each guarded by the condition (`guards`
+    on kiln.launch and kiln.copy), and the emitters branch on the host.
+
+    ```mlir
+    %r = kiln.if %c then @main_graph_if0_then else @main_graph_if0_else (%x)
+        : tensor<i1>, (tensor<4xf32>) -> tensor<4xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$cond, Variadic<AnyRankedTensor>:$inputs,
+                       FlatSymbolRefAttr:$then_branch, FlatSymbolRefAttr:$else_branch);
+  let results = (outs Variadic<AnyRankedTensor>:$results);
+  let assemblyFormat = [{
+    $cond `then` $then_branch `else` $else_branch `(` $inputs `)` attr-dict `:`
+    type($cond) `,` functional-type($inputs, $results)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // Tensor level: kernels
 //===----------------------------------------------------------------------===//
 
@@ -261,7 +290,10 @@ def Kiln_LaunchOp : Kiln_Op<"launch", [AttrSizedOperandSegments]> {
     planning's input) names, per written buffer, the read buffer whose bytes it
     may take over (-1: none): the kernel reads that input only at the element it
     writes. `library` (kiln-select-library-calls, host) says that a contraction
-    library may run the launch instead of its kernel.
+    library may run the launch instead of its kernel. `guards` (kiln-build-plan,
+    a branch of a `kiln.if`): one-element i1 buffers the host reads; the launch
+    runs only when each holds its `guard_values` entry. The plan's analyses count
+    a guard as a read.
   }];
   let arguments = (ins FlatSymbolRefAttr:$kernel, Variadic<AnyStaticShapeMemRef>:$buffers,
                        Optional<AnyStaticShapeMemRef>:$scratch,
@@ -269,15 +301,18 @@ def Kiln_LaunchOp : Kiln_Op<"launch", [AttrSizedOperandSegments]> {
                        OptionalAttr<I64Attr>:$flops,
                        OptionalAttr<Kiln_GpuStageArrayAttr>:$gpu_stages,
                        OptionalAttr<DenseI64ArrayAttr>:$in_place,
-                       OptionalAttr<Kiln_LibraryCallAttr>:$library);
+                       OptionalAttr<Kiln_LibraryCallAttr>:$library,
+                       Variadic<AnyStaticShapeMemRef>:$guards,
+                       OptionalAttr<DenseBoolArrayAttr>:$guard_values);
   let assemblyFormat = [{
     $kernel `(` $buffers `)` (`scratch` `(` $scratch^ `:` type($scratch) `)`)?
+    (`if` `(` $guards^ `:` type($guards) `)` $guard_values)?
     `stream` $stream attr-dict `:` type($buffers)
   }];
   let builders = [OpBuilder<(ins "::llvm::StringRef":$kernel, "::mlir::ValueRange":$buffers,
                                  "int64_t":$numInputs), [{
     build($_builder, $_state, kernel, buffers, ::mlir::Value(), numInputs, -1, nullptr,
-          nullptr, nullptr, nullptr);
+          nullptr, nullptr, nullptr, ::mlir::ValueRange(), nullptr);
   }]>];
   let extraClassDeclaration = [{
     /// The buffers the kernel reads and those it writes.
@@ -293,9 +328,19 @@ def Kiln_LaunchOp : Kiln_Op<"launch", [AttrSizedOperandSegments]> {
 
 def Kiln_CopyOp : Kiln_Op<"copy"> {
   let summary = "Copies a buffer (an output that is an input or a weight)";
+  let description = [{ `guards` and `guard_values` as on kiln.launch. }];
   let arguments = (ins AnyStaticShapeMemRef:$source, AnyStaticShapeMemRef:$target,
-                       I64Attr:$stream);
-  let assemblyFormat = "$source `to` $target `stream` $stream attr-dict `:` type($source) `,` type($target)";
+                       I64Attr:$stream, Variadic<AnyStaticShapeMemRef>:$guards,
+                       OptionalAttr<DenseBoolArrayAttr>:$guard_values);
+  let assemblyFormat = [{
+    $source `to` $target (`if` `(` $guards^ `:` type($guards) `)` $guard_values)?
+    `stream` $stream attr-dict `:` type($source) `,` type($target)
+  }];
+  let builders = [OpBuilder<(ins "::mlir::Value":$source, "::mlir::Value":$target,
+                                 "int64_t":$stream), [{
+    build($_builder, $_state, source, target, stream, ::mlir::ValueRange(), nullptr);
+  }]>];
+  let hasVerifier = 1;
 }
 
 def Kiln_RecordOp : Kiln_Op<"record"> {

@@ -61,13 +61,14 @@ bool isRematerializable(Operation *op) {
 }
 
 bool isKernelAnchor(Operation *op) {
-  // A fill that is itself a graph output (not only some kernel's init) computes
-  // a result: it needs a kernel of its own.
+  // A fill that is itself a graph output or a branch's operand (not only some
+  // kernel's init) computes a result: it needs a kernel of its own.
   if (isa<linalg::FillOp, tensor::EmptyOp, tensor::ExpandShapeOp, tensor::CollapseShapeOp,
           tensor::ExtractSliceOp>(op))
-    return llvm::any_of(op->getUsers(),
-                        [](Operation *user) { return isa<func::ReturnOp>(user); });
-  if (isRematerializable(op) || isa<func::ReturnOp, kiln::KernelOp>(op))
+    return llvm::any_of(op->getUsers(), [](Operation *user) {
+      return isa<func::ReturnOp, kiln::IfOp>(user);
+    });
+  if (isRematerializable(op) || isa<func::ReturnOp, kiln::KernelOp, kiln::IfOp>(op))
     return false;
   if (isa<arith::ConstantOp>(op)) // tensor constants become weights
     return false;

@@ -193,7 +193,10 @@ struct ConvertToFp16Pass : impl::ConvertToFp16Base<ConvertToFp16Pass> {
     llvm::StringSet<> keepNames;
     for (const std::string &name : keepF32)
       keepNames.insert(name);
-    if (!keepInputTypes)
+    // A branch function of a kiln.if (private) keeps its interface: the kiln.if,
+    // kept in f32, passes and receives f32 tensors.
+    bool branch = fn.isPrivate();
+    if (!keepInputTypes && !branch)
       for (BlockArgument arg : block.getArguments())
         if (isFloatTensor(arg.getType(), c.f32)) {
           arg.setType(withElement(arg.getType(), c.f16));
@@ -210,7 +213,7 @@ struct ConvertToFp16Pass : impl::ConvertToFp16Base<ConvertToFp16Pass> {
     // The graph's outputs: their declared types, or f16 for converted ones.
     Operation *terminator = block.getTerminator();
     for (OpOperand &operand : terminator->getOpOperands())
-      if (keepOutputTypes && c.isConverted(operand.get()))
+      if ((keepOutputTypes || branch) && c.isConverted(operand.get()))
         operand.set(c.single(operand.get()));
     fn.setType(FunctionType::get(fn.getContext(), block.getArgumentTypes(),
                                  terminator->getOperandTypes()));

@@ -37,7 +37,13 @@
 #include "passes/graph/EvaluateOnnx.h"
 #include "passes/graph/OnnxBuilder.h"
 
+#include "dialects/kiln/KilnDialect.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/SymbolTable.h"
 #include "mlir/IR/TypeUtilities.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/SetVector.h"
 
 #include <cmath>
 
@@ -57,25 +63,88 @@ int64_t axisOf(Operation *op, int64_t rank) {
   return axis < 0 ? axis + rank : axis;
 }
 
-/// An If whose condition is known only at run time, both branches static and of
-/// the same types: both branches run and Where selects (branches are pure). Empty
-/// when the branches differ.
-FailureOr<SmallVector<Value>> selectBranches(onnx::IfOp ifOp, OnnxBuilder &ob) {
-  Operation *thenYield = ifOp.getThenBranch().front().getTerminator();
-  Operation *elseYield = ifOp.getElseBranch().front().getTerminator();
-  for (auto [a, b] : llvm::zip(thenYield->getOperands(), elseYield->getOperands())) {
-    auto type = dyn_cast<RankedTensorType>(a.getType());
-    if (a.getType() != b.getType() || !type || !type.hasStaticShape())
-      return SmallVector<Value>{};
+/// An If whose condition is known only at run time: each branch becomes a function
+/// of the values the branches capture (constants are cloned in, not passed), and
+/// kiln.if picks one on the host (kiln-build-plan guards each branch's launches).
+/// Every result needs one static type, the same from both branches.
+FailureOr<SmallVector<Value>> outlineBranches(onnx::IfOp ifOp, OnnxBuilder &ob) {
+  Region *branches[] = {&ifOp.getThenBranch(), &ifOp.getElseBranch()};
+  SmallVector<Type> resultTypes;
+  for (auto [k, result] : llvm::enumerate(ifOp.getResults())) {
+    Type thenType = branches[0]->front().getTerminator()->getOperand(k).getType();
+    Type elseType = branches[1]->front().getTerminator()->getOperand(k).getType();
+    auto type = dyn_cast<RankedTensorType>(thenType);
+    if (thenType != elseType || !type || !type.hasStaticShape()) {
+      ifOp.emitError() << "If decided at run time: result " << k << " is " << thenType
+                       << " from then_branch and " << elseType
+                       << " from else_branch; Kiln needs one static type for both "
+                          "(pin the inputs, or freeze the condition with --input-value)";
+      return failure();
+    }
+    resultTypes.push_back(thenType);
   }
-  for (Region *branch : {&ifOp.getThenBranch(), &ifOp.getElseBranch()})
-    for (Operation &inner : llvm::make_early_inc_range(branch->front().without_terminator()))
-      inner.moveBefore(ifOp);
+  // What the branches read from outside, in first-use order: passed as arguments,
+  // but for constants (and absent optionals), which each function makes itself.
+  llvm::SetVector<Value> captured;
+  for (Region *branch : branches)
+    getUsedValuesDefinedAbove(*branch, captured);
+  auto cloned = [](Value v) {
+    Operation *def = v.getDefiningOp();
+    return def && def->getNumOperands() == 0 && def->getNumRegions() == 0 &&
+           isMemoryEffectFree(def);
+  };
+  SmallVector<Value> inputs;
+  for (Value v : captured)
+    if (!cloned(v))
+      inputs.push_back(v);
+
+  auto module = ifOp->getParentOfType<ModuleOp>();
+  auto parent = ifOp->getParentOfType<func::FuncOp>();
+  SymbolTable symbols(module);
+  // <function>_if<k>_then and _else, k the first free number (a nested If is
+  // outlined first, from inside its branch).
+  auto name = [&](int k, StringRef suffix) {
+    return (parent.getName() + "_if" + std::to_string(k) + "_" + suffix).str();
+  };
+  int k = 0;
+  while (symbols.lookup(name(k, "then")) || symbols.lookup(name(k, "else")))
+    ++k;
+  FunctionType type = ob.b.getFunctionType(ValueRange(inputs).getTypes(), resultTypes);
+  SmallVector<Attribute> names;
+  const char *suffixes[] = {"then", "else"};
+  for (auto [branch, suffix] : llvm::zip(branches, suffixes)) {
+    OpBuilder mb(module.getBodyRegion());
+    mb.setInsertionPointAfter(parent);
+    auto fn = mb.create<func::FuncOp>(ifOp.getLoc(), name(k, suffix), type);
+    fn.setPrivate();
+    symbols.insert(fn);
+    fn.getBody().takeBody(*branch);
+    Block &body = fn.getBody().front();
+    OpBuilder fb = OpBuilder::atBlockBegin(&body);
+    for (Value v : captured) {
+      Value inside = cloned(v) ? Value(fb.clone(*v.getDefiningOp())->getResult(0))
+                               : Value(body.addArgument(v.getType(), v.getLoc()));
+      v.replaceUsesWithIf(inside, [&](OpOperand &use) {
+        return fn->isProperAncestor(use.getOwner()) && use.get() == v;
+      });
+    }
+    Operation *yield = body.getTerminator();
+    fb.setInsertionPoint(yield);
+    fb.create<func::ReturnOp>(yield->getLoc(), yield->getOperands());
+    yield->erase();
+    names.push_back(FlatSymbolRefAttr::get(fn.getSymNameAttr()));
+  }
+  // Branch regions must keep a block for the If to stay valid until it is erased.
+  for (Region *branch : branches) {
+    Block *block = new Block();
+    branch->push_back(block);
+    OpBuilder::atBlockEnd(block).create<onnx::YieldOp>(ifOp.getLoc(), ValueRange{});
+  }
   Value cond = ob.reshape(ifOp.getCond(), {});
-  SmallVector<Value> results;
-  for (auto [a, b] : llvm::zip(thenYield->getOperands(), elseYield->getOperands()))
-    results.push_back(ob.create("Where", {cond, a, b}, elementOf(a)));
-  return results;
+  auto kilnIf = ob.b.create<kiln::IfOp>(ifOp.getLoc(), resultTypes, cond, inputs,
+                                        cast<FlatSymbolRefAttr>(names[0]),
+                                        cast<FlatSymbolRefAttr>(names[1]));
+  return SmallVector<Value>(kilnIf.getResults());
 }
 
 /// A reduction without keepdims whose axes are a run-time input and whose static
@@ -936,7 +1005,7 @@ FailureOr<SmallVector<Value>> decompose(Operation *op) {
   if (name == "STFT")
     return decomposeStft(op, ob);
   if (auto ifOp = dyn_cast<onnx::IfOp>(op))
-    return selectBranches(ifOp, ob);
+    return outlineBranches(ifOp, ob);
   if (name == "RNN" || name == "GRU" || name == "LSTM")
     return decomposeRecurrent(op, ob);
   return SmallVector<Value>{};

@@ -10,6 +10,7 @@
 // by the same conversion; the kernels phase keeps the loop as one kernel.
 //
 //===----------------------------------------------------------------------===//
+#include "dialects/kiln/KilnDialect.h"
 #include "passes/lowering/LoweringUtils.h"
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -127,11 +128,27 @@ struct ScanLowering : OpConversionPattern<onnx::ScanOp> {
   }
 };
 
+/// kiln.if stays (kiln-build-plan guards its branches); its types become signless
+/// like its branch functions'.
+struct IfTypes : OpConversionPattern<IfOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(IfOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    SmallVector<Type> results;
+    if (failed(getTypeConverter()->convertTypes(op.getResultTypes(), results)))
+      return failure();
+    rewriter.replaceOpWithNewOp<IfOp>(op, results, adaptor.getCond(), adaptor.getInputs(),
+                                      op.getThenBranchAttr(), op.getElseBranchAttr());
+    return success();
+  }
+};
+
 } // namespace
 
 void populateControlFlowLoweringPatterns(RewritePatternSet &patterns,
                                          TypeConverter &converter) {
-  patterns.add<ScanLowering>(converter, patterns.getContext());
+  patterns.add<ScanLowering, IfTypes>(converter, patterns.getContext());
 }
 
 } // namespace kiln

@@ -46,8 +46,7 @@ std::string unsupportedReason(Operation *op) {
   // The graph phase resolves the control flow it can (kiln-infer-shapes,
   // kiln-decompose); what reaches here needs run-time control flow.
   if (is({"onnx.If"}))
-    return "an If decided at run time whose branches give different types or "
-           "non-static shapes is not supported";
+    return "an If decided at run time needs a condition of static shape (kiln-decompose outlines its branches)";
   if (is({"onnx.Loop"}))
     return "a Loop whose trip count or condition depends on run-time values and whose "
            "iterations nothing bounds is not supported (Kiln unrolls a Loop with a "
@@ -96,6 +95,9 @@ struct ConvertOnnxToLinalgPass
     });
     target.addDynamicallyLegalOp<func::ReturnOp>(
         [&](func::ReturnOp r) { return converter.isLegal(r.getOperandTypes()); });
+    target.addDynamicallyLegalOp<kiln::IfOp>([&](kiln::IfOp op) {
+      return converter.isLegal(op->getOperandTypes()) && converter.isLegal(op->getResultTypes());
+    });
 
     RewritePatternSet patterns(ctx);
     kiln::populateElementwiseLoweringPatterns(patterns, converter);

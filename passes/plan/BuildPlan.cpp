@@ -87,14 +87,13 @@ SmallVector<int64_t> inPlaceCandidates(kiln::KernelOp kernel) {
   return partners;
 }
 
-func::FuncOp outline(OpBuilder &b, kiln::KernelOp kernel) {
+func::FuncOp outline(OpBuilder &b, kiln::KernelOp kernel, StringRef name) {
   SmallVector<Type> argTypes;
   for (Value in : kernel.getInputs())
     argTypes.push_back(bufferType(in.getType()));
   for (Type t : kernel.getResultTypes())
     argTypes.push_back(bufferType(t));
-  auto func = b.create<func::FuncOp>(kernel.getLoc(), kernel.getName(),
-                                     b.getFunctionType(argTypes, {}));
+  auto func = b.create<func::FuncOp>(kernel.getLoc(), name, b.getFunctionType(argTypes, {}));
   // Public: each kernel is an external symbol of the target's object.
   kiln::KilnDialect::KernelAttrHelper(b.getContext()).setAttr(func, b.getUnitAttr());
   Block *entry = func.addEntryBlock();
@@ -122,6 +121,139 @@ func::FuncOp outline(OpBuilder &b, kiln::KernelOp kernel) {
   return func;
 }
 
+/// Lays a graph function's kernels into the plan: @main_graph, then, at each
+/// kiln.if, both branch functions with their launches and copies guarded by the
+/// condition (nested branches add their own guard).
+struct PlanBuilder {
+  ModuleOp module;
+  OpBuilder pb, fb;
+  IRMapping buffers;
+  /// The branch functions laid out (erased at the end with @main_graph).
+  SmallVector<func::FuncOp> laid;
+
+  PlanBuilder(ModuleOp module, OpBuilder pb, OpBuilder fb)
+      : module(module), pb(pb), fb(fb) {}
+
+  /// A result's buffer: where it is returned directly (`direct`, null elsewhere),
+  /// or an arena slice (empty results get an empty slice).
+  using DirectTarget = llvm::function_ref<Value(Value)>;
+  Value resultBuffer(Value r, DirectTarget direct) {
+    if (Value target = direct(r))
+      return target;
+    MemRefType type = bufferType(r.getType());
+    return pb.create<kiln::SliceOp>(r.getLoc(), type, pb.getI64IntegerAttr(-1),
+                                    pb.getI64IntegerAttr(byteSize(type)));
+  }
+
+  template <typename OpTy>
+  void guard(OpTy op, ArrayRef<Value> guards, ArrayRef<bool> values) {
+    if (guards.empty())
+      return;
+    op.getGuardsMutable().assign(guards);
+    op.setGuardValues(values);
+  }
+
+  /// The ops of `fn`'s body (its arguments already mapped to buffers).
+  LogicalResult lay(func::FuncOp fn, DirectTarget direct, SmallVector<Value> guards,
+                    SmallVector<bool> values) {
+    // Kernel names are per function: those of a branch get its name as a prefix.
+    std::string prefix = fn.getName() == "main_graph" ? "" : (fn.getName() + "_").str();
+    for (Operation &op : fn.getBody().front().without_terminator()) {
+      if (auto c = dyn_cast<arith::ConstantOp>(op)) {
+        auto value = dyn_cast<ElementsAttr>(c.getValue());
+        if (!value)
+          return op.emitError() << "scalar constant outside a kernel";
+        buffers.map(c.getResult(),
+                    pb.create<kiln::WeightOp>(c.getLoc(), bufferType(c.getType()), value,
+                                              pb.getI64IntegerAttr(-1)));
+        continue;
+      }
+      if (auto branch = dyn_cast<kiln::IfOp>(op)) {
+        if (failed(layBranches(branch, direct, guards, values)))
+          return failure();
+        continue;
+      }
+      auto kernel = dyn_cast<kiln::KernelOp>(op);
+      if (!kernel)
+        return op.emitError() << "'" << op.getName() << "' outside a kernel cannot be planned";
+      // A kernel that produces no elements has nothing to do: its results are
+      // empty buffers (slices of size 0 or the caller's empty outputs).
+      bool producesNothing = llvm::all_of(kernel.getResultTypes(), [](Type t) {
+        return cast<RankedTensorType>(t).getNumElements() == 0;
+      });
+      if (producesNothing) {
+        for (Value r : kernel.getResults())
+          buffers.map(r, resultBuffer(r, direct));
+        continue;
+      }
+      std::string name = prefix + kernel.getName().str();
+      outline(fb, kernel, name);
+      SmallVector<Value> operands;
+      for (Value in : kernel.getInputs())
+        operands.push_back(buffers.lookup(in));
+      for (Value r : kernel.getResults()) {
+        Value buffer = resultBuffer(r, direct);
+        buffers.map(r, buffer);
+        operands.push_back(buffer);
+      }
+      auto launch =
+          pb.create<kiln::LaunchOp>(kernel.getLoc(), name, operands, kernel.getInputs().size());
+      launch.setFlops(estimateFlops(kernel));
+      SmallVector<int64_t> inPlace = inPlaceCandidates(kernel);
+      if (llvm::any_of(inPlace, [](int64_t i) { return i >= 0; }))
+        launch.setInPlace(inPlace);
+      guard(launch, guards, values);
+    }
+    return success();
+  }
+
+  /// Both branches of `branch`, each writing the If's results into the same
+  /// buffers, guarded by the condition being true (then) or false (else).
+  LogicalResult layBranches(kiln::IfOp branch, DirectTarget direct, SmallVector<Value> guards,
+                            SmallVector<bool> values) {
+    SmallVector<Value> targets;
+    for (Value r : branch.getResults()) {
+      Value buffer = resultBuffer(r, direct);
+      buffers.map(r, buffer);
+      targets.push_back(buffer);
+    }
+    guards.push_back(buffers.lookup(branch.getCond()));
+    FlatSymbolRefAttr refs[] = {branch.getThenBranchAttr(), branch.getElseBranchAttr()};
+    bool conditions[] = {true, false};
+    for (auto [ref, value] : llvm::zip(refs, conditions)) {
+      auto fn = module.lookupSymbol<func::FuncOp>(ref);
+      if (!fn)
+        return branch.emitError() << "branch " << ref << " is no function";
+      for (auto [arg, in] : llvm::zip(fn.getArguments(), branch.getInputs()))
+        buffers.map(arg, buffers.lookup(in));
+      auto returnOp = cast<func::ReturnOp>(fn.getBody().front().getTerminator());
+      // A kernel's or nested branch's result the branch returns is written
+      // straight into the If's result buffer (the first time it is returned).
+      DenseMap<Value, unsigned> firstReturn;
+      for (auto [j, v] : llvm::enumerate(returnOp.getOperands()))
+        if (v.getDefiningOp<kiln::KernelOp>() || v.getDefiningOp<kiln::IfOp>())
+          firstReturn.try_emplace(v, j);
+      auto branchDirect = [&](Value r) -> Value {
+        auto it = firstReturn.find(r);
+        return it == firstReturn.end() ? Value() : targets[it->second];
+      };
+      SmallVector<bool> branchValues(values);
+      branchValues.push_back(value);
+      if (failed(lay(fn, branchDirect, guards, branchValues)))
+        return failure();
+      for (auto [j, v] : llvm::enumerate(returnOp.getOperands())) {
+        auto it = firstReturn.find(v);
+        if (it != firstReturn.end() && it->second == j)
+          continue;
+        auto copy = pb.create<kiln::CopyOp>(returnOp.getLoc(), buffers.lookup(v), targets[j], -1);
+        guard(copy, guards, branchValues);
+      }
+      laid.push_back(fn);
+    }
+    return success();
+  }
+};
+
 struct BuildPlanPass : kiln::impl::BuildPlanBase<BuildPlanPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
@@ -135,9 +267,10 @@ struct BuildPlanPass : kiln::impl::BuildPlanBase<BuildPlanPass> {
     auto plan = b.create<kiln::PlanOp>(main.getLoc(), "main_graph");
     Block *planBody = new Block();
     plan.getBody().push_back(planBody);
-    OpBuilder pb = OpBuilder::atBlockEnd(planBody);
     OpBuilder fb(module.getBodyRegion());
     fb.setInsertionPoint(plan);
+    PlanBuilder builder(module, OpBuilder::atBlockEnd(planBody), fb);
+    OpBuilder &pb = builder.pb;
 
     auto returnOp = cast<func::ReturnOp>(main.getBody().front().getTerminator());
     // The ONNX element type of an interface value, where its buffer lost it.
@@ -155,90 +288,43 @@ struct BuildPlanPass : kiln::impl::BuildPlanBase<BuildPlanPass> {
           loc, type, pb.getI64IntegerAttr(j), resultName(j),
           elementType(main.getResultAttrOfType<TypeAttr>(j, elementTypeName), type));
     };
-    // A kernel result returned by the graph is written straight into the
-    // caller's output buffer (the first time it is returned).
+    // A kernel's or branch's result returned by the graph is written straight
+    // into the caller's output buffer (the first time it is returned).
     DenseMap<Value, unsigned> directOutput;
     for (auto [j, v] : llvm::enumerate(returnOp.getOperands()))
-      if (v.getDefiningOp<kiln::KernelOp>() && !directOutput.count(v))
-        directOutput[v] = j;
-
-    // A kernel result's buffer: the caller's output, or an arena slice (empty
-    // results get an empty slice).
-    auto resultBuffer = [&](Value r) -> Value {
-      MemRefType type = bufferType(r.getType());
-      Location loc = r.getLoc();
+      if (v.getDefiningOp<kiln::KernelOp>() || v.getDefiningOp<kiln::IfOp>())
+        directOutput.try_emplace(v, j);
+    auto direct = [&](Value r) -> Value {
       auto it = directOutput.find(r);
-      if (it != directOutput.end())
-        return output(loc, type, it->second);
-      return pb.create<kiln::SliceOp>(loc, type, pb.getI64IntegerAttr(-1),
-                                      pb.getI64IntegerAttr(byteSize(type)));
+      return it == directOutput.end()
+                 ? Value()
+                 : output(r.getLoc(), bufferType(r.getType()), it->second);
     };
 
-    IRMapping buffers;
     for (BlockArgument arg : main.getArguments()) {
       unsigned i = arg.getArgNumber();
       auto name = main.getArgAttrOfType<StringAttr>(i, "onnx.name");
       MemRefType type = bufferType(arg.getType());
-      buffers.map(arg, pb.create<kiln::InputOp>(
-                           arg.getLoc(), type, pb.getI64IntegerAttr(i),
-                           name ? name : pb.getStringAttr("input" + std::to_string(i)),
-                           elementType(main.getArgAttrOfType<TypeAttr>(i, elementTypeName),
-                                       type)));
+      builder.buffers.map(
+          arg, pb.create<kiln::InputOp>(
+                   arg.getLoc(), type, pb.getI64IntegerAttr(i),
+                   name ? name : pb.getStringAttr("input" + std::to_string(i)),
+                   elementType(main.getArgAttrOfType<TypeAttr>(i, elementTypeName), type)));
     }
-    for (Operation &op : main.getBody().front().without_terminator()) {
-      if (auto c = dyn_cast<arith::ConstantOp>(op)) {
-        auto value = dyn_cast<ElementsAttr>(c.getValue());
-        if (!value) {
-          op.emitError() << "scalar constant outside a kernel";
-          return signalPassFailure();
-        }
-        buffers.map(c.getResult(),
-                    pb.create<kiln::WeightOp>(c.getLoc(), bufferType(c.getType()),
-                                              value, pb.getI64IntegerAttr(-1)));
-        continue;
-      }
-      auto kernel = dyn_cast<kiln::KernelOp>(op);
-      if (!kernel) {
-        op.emitError() << "'" << op.getName()
-                       << "' outside a kernel cannot be planned";
-        return signalPassFailure();
-      }
-      // A kernel that produces no elements has nothing to do: its results are
-      // empty buffers (slices of size 0 or the caller's empty outputs).
-      bool producesNothing = llvm::all_of(kernel.getResultTypes(), [](Type t) {
-        return cast<RankedTensorType>(t).getNumElements() == 0;
-      });
-      if (producesNothing) {
-        for (Value r : kernel.getResults())
-          buffers.map(r, resultBuffer(r));
-        continue;
-      }
-      outline(fb, kernel);
-      SmallVector<Value> operands;
-      for (Value in : kernel.getInputs())
-        operands.push_back(buffers.lookup(in));
-      for (Value r : kernel.getResults()) {
-        Value buffer = resultBuffer(r);
-        buffers.map(r, buffer);
-        operands.push_back(buffer);
-      }
-      auto launch = pb.create<kiln::LaunchOp>(kernel.getLoc(), kernel.getName(), operands,
-                                              kernel.getInputs().size());
-      launch.setFlops(estimateFlops(kernel));
-      SmallVector<int64_t> inPlace = inPlaceCandidates(kernel);
-      if (llvm::any_of(inPlace, [](int64_t i) { return i >= 0; }))
-        launch.setInPlace(inPlace);
-    }
+    if (failed(builder.lay(main, direct, {}, {})))
+      return signalPassFailure();
     // Outputs that are graph inputs, weights or repeated results are copies.
     for (auto [j, v] : llvm::enumerate(returnOp.getOperands())) {
       auto it = directOutput.find(v);
       if (it != directOutput.end() && it->second == j)
         continue;
-      Value source = buffers.lookup(v);
+      Value source = builder.buffers.lookup(v);
       Value target = output(returnOp.getLoc(), cast<MemRefType>(source.getType()), j);
       pb.create<kiln::CopyOp>(returnOp.getLoc(), source, target, -1);
     }
     main.erase();
+    for (func::FuncOp fn : builder.laid)
+      fn.erase();
   }
 };
 

@@ -113,7 +113,32 @@ SmallVector<Access> accessesOf(Operation *op) {
     accesses.push_back({c.getSource(), false});
     accesses.push_back({c.getTarget(), true});
   }
+  for (auto [guard, value] : guardsOf(op))
+    accesses.push_back({guard, false});
   return accesses;
+}
+
+SmallVector<std::pair<Value, bool>> guardsOf(Operation *op) {
+  SmallVector<std::pair<Value, bool>> guards;
+  auto add = [&](ValueRange buffers, std::optional<ArrayRef<bool>> values) {
+    if (values)
+      for (auto [g, v] : llvm::zip(buffers, *values))
+        guards.push_back({g, v});
+  };
+  if (auto l = dyn_cast<LaunchOp>(op))
+    add(l.getGuards(), l.getGuardValues());
+  else if (auto c = dyn_cast<CopyOp>(op))
+    add(c.getGuards(), c.getGuardValues());
+  return guards;
+}
+
+bool exclusive(Operation *a, Operation *b) {
+  SmallVector<std::pair<Value, bool>> ga = guardsOf(a), gb = guardsOf(b);
+  return llvm::any_of(ga, [&](const std::pair<Value, bool> &x) {
+    return llvm::any_of(gb, [&](const std::pair<Value, bool> &y) {
+      return x.first == y.first && x.second != y.second;
+    });
+  });
 }
 
 std::vector<SliceTensor> sliceTensors(PlanOp plan, const HappensBefore &hb) {
@@ -134,7 +159,13 @@ std::vector<SliceTensor> sliceTensors(PlanOp plan, const HappensBefore &hb) {
         return b.buffer == a.buffer && !b.writes;
       });
       SliceTensor *t = &tensors[it->second];
-      if (a.writes && !alsoRead && !t->uses.empty() && t->uses.back() != n) {
+      // A write starts a new tensor, but where no earlier use may have run with
+      // it (the other branch of an If writing the same result): then the slice
+      // holds what either branch wrote, one tensor.
+      bool otherBranch = llvm::all_of(t->uses, [&](size_t u) {
+        return exclusive(nodes[u], nodes[n]);
+      });
+      if (a.writes && !alsoRead && !t->uses.empty() && t->uses.back() != n && !otherBranch) {
         it->second = tensors.size();
         tensors.push_back({t->slice, {}});
         t = &tensors.back();

@@ -72,8 +72,16 @@ struct Access {
   bool writes;
 };
 
-/// The buffers node `op` (a launch or copy) reads and writes, scratch included.
+/// The buffers node `op` (a launch or copy) reads and writes, scratch and guards
+/// included (the host reads a guard before the node runs).
 llvm::SmallVector<Access> accessesOf(mlir::Operation *op);
+
+/// Whether nodes `a` and `b` never both run: they are in different branches of a
+/// kiln.if (a guard both read, with different values).
+bool exclusive(mlir::Operation *a, mlir::Operation *b);
+
+/// The guards of a launch or copy with the value each needs.
+llvm::SmallVector<std::pair<mlir::Value, bool>> guardsOf(mlir::Operation *op);
 
 struct SliceTensor {
   mutable SliceOp slice; // op accessors are not const

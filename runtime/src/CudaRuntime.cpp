@@ -245,6 +245,14 @@ Status CudaContext::copy(CUdeviceptr to, CUdeviceptr from, uint64_t bytes, int s
   return Status::ok();
 }
 
+Status CudaContext::flag(CUdeviceptr at, int stream, int &value) {
+  unsigned char byte = 0;
+  KILN_CU(d_->cuMemcpyDtoHAsync(&byte, at, 1, streams_[stream]), "reading a branch condition");
+  KILN_CU(d_->cuStreamSynchronize(streams_[stream]), "cuStreamSynchronize");
+  value = byte != 0 ? 1 : 0;
+  return Status::ok();
+}
+
 Status CudaContext::record(int event, int stream) {
   KILN_CU(d_->cuEventRecord(events_[event], streams_[stream]), "cuEventRecord");
   return Status::ok();

@@ -126,40 +126,53 @@ func.func @rnn_bad_weights(%x: tensor<5x2x3xf32>, %w: tensor<1x8x3xf32>, %r: ten
 
 // -----
 
-// An If decided at run time with branches of the same static types: both branches
-// run, Where selects.
+// An If decided at run time: each branch becomes a private function of what the
+// branches capture (%x, %d; the constant is cloned into the branch that reads it),
+// and kiln.if picks one on the host. A nested If is outlined first, from inside
+// its branch. (The op's regions print else_branch first.)
 // CHECK-LABEL: func.func @runtime_if
 // CHECK-NOT: onnx.If
-// CHECK-DAG: %[[T:.*]] = "onnx.Neg"(%arg1)
-// CHECK-DAG: %[[E:.*]] = "onnx.Abs"(%arg1)
 // CHECK: %[[C:.*]] = "onnx.Reshape"(%arg0, %{{.*}}) <{allowzero = 0 : i64}> : (tensor<1xi1>, tensor<0xi64>) -> tensor<i1>
-// CHECK: %[[R:.*]] = "onnx.Where"(%[[C]], %[[T]], %[[E]]) : (tensor<i1>, tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+// CHECK: %[[R:.*]] = kiln.if %[[C]] then @runtime_if_if1_then else @runtime_if_if1_else(%arg2, %arg1) : tensor<i1>, (tensor<i1>, tensor<3xf32>) -> tensor<3xf32>
 // CHECK: return %[[R]]
-func.func @runtime_if(%c: tensor<1xi1>, %x: tensor<3xf32>) -> tensor<3xf32> {
+// CHECK-DAG: func.func private @runtime_if_if1_else(%{{.*}}: tensor<i1>, %{{.*}}: tensor<3xf32>) -> tensor<3xf32> {
+// CHECK-DAG: func.func private @runtime_if_if1_then(%{{.*}}: tensor<i1>, %{{.*}}: tensor<3xf32>) -> tensor<3xf32> {
+// CHECK-DAG: func.func private @runtime_if_if0_else(%{{.*}}: tensor<3xf32>) -> tensor<3xf32> {
+// CHECK-DAG: func.func private @runtime_if_if0_then(%{{.*}}: tensor<3xf32>) -> tensor<3xf32> {
+// CHECK-DAG: %[[N:.*]] = "onnx.Neg"
+// CHECK-DAG: "onnx.Abs"
+// CHECK-DAG: %[[K:.*]] = "onnx.Constant"() <{value = dense<2.000000e+00> : tensor<3xf32>}>
+// CHECK-DAG: "onnx.Mul"(%{{.*}}, %[[K]])
+// CHECK-DAG: kiln.if %{{.*}} then @runtime_if_if0_then else @runtime_if_if0_else(%{{.*}}) : tensor<i1>, (tensor<3xf32>) -> tensor<3xf32>
+func.func @runtime_if(%c: tensor<1xi1>, %x: tensor<3xf32>, %d: tensor<i1>) -> tensor<3xf32> {
+  %two = "onnx.Constant"() <{value = dense<2.0> : tensor<3xf32>}> : () -> tensor<3xf32>
   %r = "onnx.If"(%c) ({
-    %a = "onnx.Abs"(%x) : (tensor<3xf32>) -> tensor<3xf32>
-    onnx.Yield %a : tensor<3xf32>
-  }, {
     %n = "onnx.Neg"(%x) : (tensor<3xf32>) -> tensor<3xf32>
     onnx.Yield %n : tensor<3xf32>
+  }, {
+    %i = "onnx.If"(%d) ({
+      %a = "onnx.Abs"(%x) : (tensor<3xf32>) -> tensor<3xf32>
+      onnx.Yield %a : tensor<3xf32>
+    }, {
+      %m = "onnx.Mul"(%x, %two) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+      onnx.Yield %m : tensor<3xf32>
+    }) : (tensor<i1>) -> tensor<3xf32>
+    onnx.Yield %i : tensor<3xf32>
   }) : (tensor<1xi1>) -> tensor<3xf32>
   return %r : tensor<3xf32>
 }
 
 // -----
 
-// DFT of a real signal along axis 1: MatMuls with constant cosine and sine
-// matrices (8 x 5 when onesided), the imaginary part negated, re and im stacked.
-// CHECK-LABEL: func.func @dft_onesided
-// CHECK-NOT: onnx.DFT
-// CHECK: "onnx.Constant"() <{value = dense<{{.*}}> : tensor<8x5xf32>}>
-// CHECK: "onnx.MatMul"({{.*}}) : (tensor<2x8xf32>, tensor<8x5xf32>) -> tensor<2x5xf32>
-// CHECK: "onnx.Neg"
-// CHECK: "onnx.Concat"({{.*}}) <{axis = 2 : i64}> : (tensor<2x5x1xf32>, tensor<2x5x1xf32>) -> tensor<2x5x2xf32>
-func.func @dft_onesided(%x: tensor<2x8x1xf32>) -> tensor<2x5x2xf32> {
-  %none = onnx.NoValue
-  %y = "onnx.DFT"(%x, %none) <{axis = 1 : i64, inverse = 0 : i64, onesided = 1 : i64}> : (tensor<2x8x1xf32>, none) -> tensor<2x5x2xf32>
-  return %y : tensor<2x5x2xf32>
+// Branches that give different shapes for a result: no one plan fits both.
+func.func @runtime_if_shapes(%c: tensor<i1>, %x: tensor<3xf32>, %y: tensor<4xf32>) -> tensor<?xf32> {
+  // expected-error @+1 {{If decided at run time: result 0 is 'tensor<4xf32>' from then_branch and 'tensor<3xf32>' from else_branch; Kiln needs one static type for both}}
+  %r = "onnx.If"(%c) ({
+    onnx.Yield %x : tensor<3xf32>
+  }, {
+    onnx.Yield %y : tensor<4xf32>
+  }) : (tensor<i1>) -> tensor<?xf32>
+  return %r : tensor<?xf32>
 }
 
 // -----

@@ -170,6 +170,9 @@ public:
                  int stream, bool &ran);
   /// Device-to-device copy on a plan stream.
   Status copy(CUdeviceptr to, CUdeviceptr from, uint64_t bytes, int stream);
+  /// Reads a branch condition (one byte at `at`, written by work `stream` has
+  /// waited for) onto the host: `value` 1 or 0. Synchronizes `stream`.
+  Status flag(CUdeviceptr at, int stream, int &value);
   /// The plan's events: record on one stream, wait on another.
   Status record(int event, int stream);
   Status wait(int event, int stream);
