@@ -378,6 +378,11 @@ def BuildPlan : Pass<"kiln-build-plan", "mlir::ModuleOp"> {
     tensors inside (to_tensor / materialize_in_destination), ready for one-shot
     bufferization. @main_graph becomes a kiln.plan of inputs, outputs, weights,
     arena slices and launches; offsets and streams are left to the next passes.
+    At a kiln.if, both branch functions are laid out in turn (then, else), their
+    launches and copies guarded by the condition's buffer (`if(%c) [true]` /
+    `[false]`; a nested If adds its own guard), each writing the If's results
+    into the same buffers; a branch's kernels are named after it
+    (@main_graph_if0_then_k0).
     Outlined functions carry `kiln.kernel`; an input's or output's ONNX element
     type, where the signless buffer lost it, moves from the function's
     `kiln.element_type` to the `kiln.input`/`kiln.output` op.
