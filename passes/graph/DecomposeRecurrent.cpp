@@ -108,11 +108,9 @@ FailureOr<SmallVector<Value>> Recurrence::run() {
     auto a = op->getAttrOfType<StringAttr>(n);
     return a ? a.getValue().str() : def.str();
   };
-  if (intAttr("input_forget", 0)) {
-    op->emitError() << "LSTM with input_forget (coupled input and forget gates) is "
-                       "not supported";
-    return failure();
-  }
+  // LSTM's input_forget couples the gates: f = 1 - i (as ONNX Runtime computes it,
+  // the forget gate's own weights unused).
+  bool coupled = kind == "LSTM" && intAttr("input_forget", 0);
   if (auto c = op->getAttrOfType<FloatAttr>("clip"))
     clipValue = static_cast<float>(c.getValueAsDouble());
   std::string direction = strAttr("direction", "forward");
@@ -314,7 +312,8 @@ FailureOr<SmallVector<Value>> Recurrence::run() {
           ig = add(ig, mul(pi, c));
           fg = add(fg, mul(pf, c));
         }
-        Value iv = apply(act[0], clip(ig)), fv = apply(act[0], clip(fg));
+        Value iv = apply(act[0], clip(ig));
+        Value fv = coupled ? ob.binary("Sub", ob.scalar(f, 1), iv) : apply(act[0], clip(fg));
         cNew = add(mul(fv, c), mul(iv, apply(act[1], clip(cg))));
         if (po)
           og = add(og, mul(po, cNew));

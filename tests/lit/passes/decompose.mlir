@@ -106,9 +106,17 @@ func.func @rnn_constant_weights(%x: tensor<2x1x3xf32>) -> tensor<1x1x2xf32> {
 
 // -----
 
+// LSTM with input_forget: the forget gate is 1 - the input gate (as ONNX Runtime
+// computes it); the forget gate's weights are not read.
+// CHECK-LABEL: func.func @lstm_input_forget
+// CHECK: "onnx.Scan"
+// CHECK: %[[PRE:.*]] = "onnx.Add"
+// CHECK: %[[I:.*]] = "onnx.Slice"(%[[PRE]]
+// CHECK: %[[IV:.*]] = "onnx.Sigmoid"(%[[I]])
+// CHECK: %[[FV:.*]] = "onnx.Sub"(%{{.*}}, %[[IV]]) : (tensor<f32>, tensor<1x3xf32>) -> tensor<1x3xf32>
+// CHECK: "onnx.Mul"(%[[FV]], %arg
 func.func @lstm_input_forget(%x: tensor<1x1x2xf32>, %w: tensor<1x12x2xf32>, %r: tensor<1x12x3xf32>) -> tensor<1x1x3xf32> {
   %none = onnx.NoValue
-  // expected-error @+1 {{LSTM with input_forget (coupled input and forget gates) is not supported}}
   %y, %yh, %yc = "onnx.LSTM"(%x, %w, %r, %none, %none, %none, %none, %none) <{hidden_size = 3 : i64, input_forget = 1 : i64}> : (tensor<1x1x2xf32>, tensor<1x12x2xf32>, tensor<1x12x3xf32>, none, none, none, none, none) -> (none, tensor<1x1x3xf32>, none)
   return %yh : tensor<1x1x3xf32>
 }
