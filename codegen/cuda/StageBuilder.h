@@ -110,6 +110,8 @@ public:
   void storeOutput(mlir::OpBuilder &b, mlir::linalg::GenericOp op, unsigned outIndex,
                    mlir::Value value, mlir::ValueRange loopIdx);
   bool hasEpilogue(mlir::linalg::GenericOp op) const { return epilogues.count(op); }
+  /// Whether reads of `buffer` go to a padded source (loadOperand selects per element).
+  bool isPadded(mlir::Value buffer) const { return paddings.count(buffer); }
   /// Merges runs of consecutive stages that touch disjoint memory (a Concat's
   /// producers, each writing its slice) and have as many threads per block into one
   /// launch: its blocks are the stages' blocks one after another, each running its

@@ -30,6 +30,38 @@ namespace kiln {
 namespace {
 /// Threads per block edge, and the smallest rows, columns and K worth tiling.
 constexpr int64_t kThreads = 16;
+/// How many consecutive elements of its staged tile a thread loads at once (up to
+/// 16 bytes): the operand's innermost index is the one loop dim `innerDims` the
+/// tile runs along (unit stride), every other stride and the offset are multiples
+/// of it, as are `extent` (that dim's size, so that a group is in bounds when its
+/// first element is), `inner` (the tile's side) and `perThread` (elements each
+/// thread stages); no padding. 1 where anything else holds.
+int64_t vectorWidth(StageBuilder &builder, linalg::GenericOp op, unsigned operand,
+                    ArrayRef<unsigned> innerDims, int64_t extent, int64_t inner,
+                    int64_t perThread) {
+  OpOperand *in = op.getDpsInputOperand(operand);
+  auto type = dyn_cast<MemRefType>(in->get().getType());
+  AffineMap map = op.getMatchingIndexingMap(in);
+  if (!type || innerDims.size() != 1 || builder.isPadded(in->get()) ||
+      map.getNumResults() == 0 || map.getResults().back() != getAffineDimExpr(innerDims[0],
+                                                                             op.getContext()))
+    return 1;
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(getStridesAndOffset(type, strides, offset)) || strides.back() != 1 ||
+      ShapedType::isDynamic(offset))
+    return 1;
+  int64_t bits = type.getElementTypeBitWidth();
+  for (int64_t w = bits >= 8 && bits <= 32 ? 128 / bits : 1; w > 1; w /= 2) {
+    bool fits = extent % w == 0 && inner % w == 0 && perThread % w == 0 && offset % w == 0;
+    for (int64_t s : ArrayRef<int64_t>(strides).drop_back())
+      fits &= !ShapedType::isDynamic(s) && s % w == 0;
+    if (fits)
+      return w;
+  }
+  return 1;
+}
+
 } // namespace
 
 bool mapTiledContraction(StageBuilder &builder, linalg::GenericOp op, const LoopDims &dims,
@@ -174,31 +206,41 @@ bool mapTiledContraction(StageBuilder &builder, linalg::GenericOp op, const Loop
     OpBuilder lb = OpBuilder::atBlockBegin(kLoop.getBody());
     Value k0 = kLoop.getInductionVar();
     // Stage the tile `buf` (outerSize x kt, or kt x outerSize with `kFirst`): the
-    // block's threads load its elements in turn, element e = tid + 256 r, zero
-    // outside the operand.
+    // block's threads load its elements in turn, `w` consecutive ones each, group
+    // g = tid + 256 r, zero outside the operand. The group's first element decides
+    // the bounds (vectorWidth: the extents are multiples of w), and its w loads
+    // are adjacent and 16-byte aligned: LLVM merges them into ld.global.v4.
     auto stageTile = [&](unsigned operand, Value buf, ArrayRef<unsigned> dims, Value base,
                          int64_t outerSize, int64_t outerTile, bool kFirst) {
       Type elem = cast<MemRefType>(buf.getType()).getElementType();
       int64_t inner = kFirst ? outerTile : kt;
-      for (int64_t r = 0; r < outerTile * kt / threads; ++r) {
-        Value e = addC(lb, tid, threads * r);
+      int64_t w = vectorWidth(builder, op, operand, kFirst ? dims : ArrayRef<unsigned>(red),
+                              kFirst ? outerSize : k, inner, outerTile * kt / threads);
+      for (int64_t r = 0; r < outerTile * kt / (threads * w); ++r) {
+        Value e = mulC(lb, addC(lb, tid, threads * r), w);
         Value hi = lb.create<arith::DivUIOp>(loc, e, cIndex(lb, loc, inner));
         Value lo = lb.create<arith::RemUIOp>(loc, e, cIndex(lb, loc, inner));
         Value kk = kFirst ? hi : lo, o = kFirst ? lo : hi;
         Value outer = lb.create<arith::AddIOp>(loc, base, o);
         Value kIdx = lb.create<arith::AddIOp>(loc, k0, kk);
         Value ok = lb.create<arith::AndIOp>(loc, lt(lb, outer, outerSize), lt(lb, kIdx, k));
-        auto ifOp = lb.create<scf::IfOp>(loc, TypeRange{elem}, ok, true);
+        auto ifOp = lb.create<scf::IfOp>(loc, SmallVector<Type>(w, elem), ok, true);
         OpBuilder tb = ifOp.getThenBodyBuilder();
-        setDims(tb, dims, outer);
-        setDims(tb, red, kIdx);
-        tb.create<scf::YieldOp>(
-            loc, builder.loadOperand(tb, op, *op.getDpsInputOperand(operand), loopIdx));
+        SmallVector<Value> loaded, zeros;
+        for (int64_t j = 0; j < w; ++j) {
+          setDims(tb, dims, kFirst ? addC(tb, outer, j) : outer);
+          setDims(tb, red, kFirst ? kIdx : addC(tb, kIdx, j));
+          loaded.push_back(
+              builder.loadOperand(tb, op, *op.getDpsInputOperand(operand), loopIdx));
+        }
+        tb.create<scf::YieldOp>(loc, loaded);
         OpBuilder eb = ifOp.getElseBodyBuilder();
-        eb.create<scf::YieldOp>(loc, eb.create<arith::ConstantOp>(loc, eb.getZeroAttr(elem))
-                                         .getResult());
-        lb.create<memref::StoreOp>(loc, ifOp.getResult(0), buf,
-                                   kFirst ? ValueRange{kk, o} : ValueRange{o, kk});
+        zeros.assign(w, eb.create<arith::ConstantOp>(loc, eb.getZeroAttr(elem)).getResult());
+        eb.create<scf::YieldOp>(loc, zeros);
+        for (int64_t j = 0; j < w; ++j)
+          lb.create<memref::StoreOp>(loc, ifOp.getResult(j), buf,
+                                     kFirst ? ValueRange{kk, addC(lb, o, j)}
+                                            : ValueRange{o, addC(lb, kk, j)});
       }
     };
     stageTile(rowOperand, rowTile, rowDims, rowBase, rows, bm, /*kFirst=*/false);
