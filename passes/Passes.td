@@ -396,7 +396,7 @@ def AssignStreams : Pass<"kiln-assign-streams", "mlir::ModuleOp"> {
   let summary = "Schedule launches on streams in parallel stages, with the minimum events";
   let description = [{
     Builds the DAG of launches and copies, estimates each one's time on a device
-    model (FLOPs, bytes and blocks vs SMs, or one core of the host), cuts the DAG
+    model (FLOPs, bytes and blocks vs SMs, or the host's cores a kernel's work fills), cuts the DAG
     where one node feeds everything after it, and splits each region into stages
     of independent groups run concurrently, one stream per group (IOS-style: exact
     search over down-closed sets for small regions, greedy beyond a budget), at

@@ -15,6 +15,9 @@ using namespace mlir;
 namespace kiln {
 
 namespace {
+/// The work per core of a parallelized host kernel (kiln-host-parallel's min-work).
+constexpr int64_t kHostWorkPerCore = 65536;
+
 const DeviceModel kDevices[] = {
     {"h200", "NVIDIA H200 (sm_90)", true, 132, 4.8e12, 67e12, 989e12, 3e-6, 1e-6},
     {"a100", "NVIDIA A100 (sm_80)", true, 108, 2.039e12, 19.5e12, 312e12, 3e-6, 1e-6},
@@ -71,10 +74,19 @@ LaunchCost estimateCost(Operation *node, const DeviceModel &device) {
       parallel = device.units; // not mapped yet: assume it fills the device
     }
   }
-  // A host kernel runs on one core; a GPU kernel fills the SMs its blocks reach.
-  double share = device.gpu ? std::min(1.0, static_cast<double>(parallel) /
-                                                static_cast<double>(device.units))
-                            : 1.0 / static_cast<double>(device.units);
+  // A GPU kernel fills the SMs its blocks reach. A host kernel runs on the thread
+  // pool: a library call on every core, a kernel of Kiln's on a core per 65,536
+  // operations of work (kiln-host-parallel's min-work), up to every core.
+  double share;
+  if (device.gpu) {
+    share = std::min(1.0, static_cast<double>(parallel) / static_cast<double>(device.units));
+  } else {
+    auto l = dyn_cast<LaunchOp>(node);
+    int64_t cores = l && l.getLibrary() ? device.units
+                                        : std::clamp<int64_t>(flops / kHostWorkPerCore, 1,
+                                                              device.units);
+    share = static_cast<double>(cores) / static_cast<double>(device.units);
+  }
   double peak = f16 ? device.fp16Peak : device.fp32Peak;
   double compute = static_cast<double>(flops) / (peak * share);
   double memory = static_cast<double>(bytes) / (device.bandwidth * share);

@@ -2,7 +2,8 @@
 // RUN: kiln-opt %s -split-input-file --kiln-assign-streams="max-streams=1 device=host host-cores=2" | FileCheck %s --check-prefix=ONE
 // RUN: kiln-opt %s -split-input-file --kiln-assign-streams="max-streams=4 device=h200" --kiln-plan-memory --kiln-verify-plan | FileCheck %s --check-prefix=GPU
 
-// A diamond: a and b (heavy, independent) run on two streams; c needs both and
+// A diamond: a and b (independent, each with the work of one core of the pool)
+// run on two streams; c needs both and
 // waits for b's stream once; d needs b and c, and c's wait already ordered b
 // before it: no second wait (the transitive reduction). b's stream waits for the
 // run's start; c's wait joins it back into stream 0.
@@ -32,10 +33,30 @@ kiln.plan @diamond attributes {arena_bytes = -1 : i64, weight_bytes = -1 : i64} 
   %b = kiln.slice offset -1 size 4096 : memref<1024xf32>
   %c = kiln.slice offset -1 size 4096 : memref<1024xf32>
   %y = kiln.output 0 "y" : memref<1024xf32>
-  kiln.launch @a(%x, %a) stream -1 {num_inputs = 1 : i64, flops = 100000000 : i64} : memref<1024xf32>, memref<1024xf32>
-  kiln.launch @b(%x, %b) stream -1 {num_inputs = 1 : i64, flops = 100000000 : i64} : memref<1024xf32>, memref<1024xf32>
+  kiln.launch @a(%x, %a) stream -1 {num_inputs = 1 : i64, flops = 100000 : i64} : memref<1024xf32>, memref<1024xf32>
+  kiln.launch @b(%x, %b) stream -1 {num_inputs = 1 : i64, flops = 100000 : i64} : memref<1024xf32>, memref<1024xf32>
   kiln.launch @c(%a, %b, %c) stream -1 {num_inputs = 2 : i64, flops = 1000 : i64} : memref<1024xf32>, memref<1024xf32>, memref<1024xf32>
   kiln.launch @d(%b, %c, %y) stream -1 {num_inputs = 2 : i64, flops = 1000 : i64} : memref<1024xf32>, memref<1024xf32>, memref<1024xf32>
+}
+
+// -----
+
+// Host kernels with the work of every core (a core per 65,536 operations: the
+// thread pool splits them) gain nothing from a second stream: one stream.
+// TWO-LABEL: kiln.plan @wide_host
+// TWO-NOT: kiln.record
+// TWO: kiln.launch @a({{.*}}) stream 0
+// TWO-NEXT: kiln.launch @b({{.*}}) stream 0
+// TWO-NEXT: kiln.launch @c({{.*}}) stream 0
+// TWO-NOT: kiln.wait
+kiln.plan @wide_host attributes {arena_bytes = -1 : i64, weight_bytes = -1 : i64} {
+  %x = kiln.input 0 "x" : memref<1024xf32>
+  %a = kiln.slice offset -1 size 4096 : memref<1024xf32>
+  %b = kiln.slice offset -1 size 4096 : memref<1024xf32>
+  %y = kiln.output 0 "y" : memref<1024xf32>
+  kiln.launch @a(%x, %a) stream -1 {num_inputs = 1 : i64, flops = 100000000 : i64} : memref<1024xf32>, memref<1024xf32>
+  kiln.launch @b(%x, %b) stream -1 {num_inputs = 1 : i64, flops = 100000000 : i64} : memref<1024xf32>, memref<1024xf32>
+  kiln.launch @c(%a, %b, %y) stream -1 {num_inputs = 2 : i64, flops = 1000 : i64} : memref<1024xf32>, memref<1024xf32>, memref<1024xf32>
 }
 
 // -----

@@ -44,10 +44,10 @@ kiln.plan @fork attributes {arena_bytes = -1 : i64, weight_bytes = -1 : i64} {
   %r0 = kiln.slice offset -1 size 4096 : memref<1024xf32>
   %r1 = kiln.slice offset -1 size 4096 : memref<1024xf32>
   %y = kiln.output 0 "y" : memref<1024xf32>
-  kiln.launch @l0(%x, %l0) stream -1 {num_inputs = 1 : i64, flops = 100000000 : i64} : memref<1024xf32>, memref<1024xf32>
-  kiln.launch @l1(%l0, %l1) stream -1 {num_inputs = 1 : i64, flops = 100000000 : i64} : memref<1024xf32>, memref<1024xf32>
-  kiln.launch @r0(%x, %r0) stream -1 {num_inputs = 1 : i64, flops = 100000000 : i64} : memref<1024xf32>, memref<1024xf32>
-  kiln.launch @r1(%r0, %r1) stream -1 {num_inputs = 1 : i64, flops = 100000000 : i64} : memref<1024xf32>, memref<1024xf32>
+  kiln.launch @l0(%x, %l0) stream -1 {num_inputs = 1 : i64, flops = 100000 : i64} : memref<1024xf32>, memref<1024xf32>
+  kiln.launch @l1(%l0, %l1) stream -1 {num_inputs = 1 : i64, flops = 100000 : i64} : memref<1024xf32>, memref<1024xf32>
+  kiln.launch @r0(%x, %r0) stream -1 {num_inputs = 1 : i64, flops = 100000 : i64} : memref<1024xf32>, memref<1024xf32>
+  kiln.launch @r1(%r0, %r1) stream -1 {num_inputs = 1 : i64, flops = 100000 : i64} : memref<1024xf32>, memref<1024xf32>
   kiln.launch @join(%l1, %r1, %y) stream -1 {num_inputs = 2 : i64, flops = 1000 : i64} : memref<1024xf32>, memref<1024xf32>, memref<1024xf32>
 }
 
