@@ -121,6 +121,16 @@ func::FuncOp outline(OpBuilder &b, kiln::KernelOp kernel, StringRef name) {
   return func;
 }
 
+/// Per value a function returns that a kernel or a branch computes, the first
+/// result position it is returned at: the buffer there is where it is written.
+DenseMap<Value, unsigned> firstReturns(func::ReturnOp returnOp) {
+  DenseMap<Value, unsigned> first;
+  for (auto [j, v] : llvm::enumerate(returnOp.getOperands()))
+    if (v.getDefiningOp<kiln::KernelOp>() || v.getDefiningOp<kiln::IfOp>())
+      first.try_emplace(v, j);
+  return first;
+}
+
 /// Lays a graph function's kernels into the plan: @main_graph, then, at each
 /// kiln.if, both branch functions with their launches and copies guarded by the
 /// condition (nested branches add their own guard).
@@ -227,12 +237,9 @@ struct PlanBuilder {
       for (auto [arg, in] : llvm::zip(fn.getArguments(), branch.getInputs()))
         buffers.map(arg, buffers.lookup(in));
       auto returnOp = cast<func::ReturnOp>(fn.getBody().front().getTerminator());
-      // A kernel's or nested branch's result the branch returns is written
-      // straight into the If's result buffer (the first time it is returned).
-      DenseMap<Value, unsigned> firstReturn;
-      for (auto [j, v] : llvm::enumerate(returnOp.getOperands()))
-        if (v.getDefiningOp<kiln::KernelOp>() || v.getDefiningOp<kiln::IfOp>())
-          firstReturn.try_emplace(v, j);
+      // What the branch computes and returns is written straight into the If's
+      // result buffer.
+      DenseMap<Value, unsigned> firstReturn = firstReturns(returnOp);
       auto branchDirect = [&](Value r) -> Value {
         auto it = firstReturn.find(r);
         return it == firstReturn.end() ? Value() : targets[it->second];
@@ -288,12 +295,9 @@ struct BuildPlanPass : kiln::impl::BuildPlanBase<BuildPlanPass> {
           loc, type, pb.getI64IntegerAttr(j), resultName(j),
           elementType(main.getResultAttrOfType<TypeAttr>(j, elementTypeName), type));
     };
-    // A kernel's or branch's result returned by the graph is written straight
-    // into the caller's output buffer (the first time it is returned).
-    DenseMap<Value, unsigned> directOutput;
-    for (auto [j, v] : llvm::enumerate(returnOp.getOperands()))
-      if (v.getDefiningOp<kiln::KernelOp>() || v.getDefiningOp<kiln::IfOp>())
-        directOutput.try_emplace(v, j);
+    // What the graph computes and returns is written straight into the caller's
+    // output buffer.
+    DenseMap<Value, unsigned> directOutput = firstReturns(returnOp);
     auto direct = [&](Value r) -> Value {
       auto it = directOutput.find(r);
       return it == directOutput.end()

@@ -209,3 +209,47 @@ kiln.plan @library_scale attributes {arena_bytes = 0 : i64, weight_bytes = 0 : i
   // expected-error @+1 {{library call scales its accumulator and has a bias}}
   kiln.launch @k0(%a, %b, %b, %c) stream 0 {num_inputs = 3 : i64, library = #kiln.library_call<"matmul", shape = [1, 2, 2, 2, 0, 0, 0, 0], operands = [0, 1, 2, -1, 3], activation = "gelu_tanh"(0.0 : f64, 0.0 : f64), scale = 0.5 : f64>} : memref<4xf32>, memref<4xf32>, memref<4xf32>, memref<4xf32>
 }
+
+// -----
+
+kiln.plan @guard_type attributes {arena_bytes = 0 : i64, weight_bytes = 0 : i64} {
+  %a = kiln.slice offset 0 size 16 : memref<4xf32>
+  %g = kiln.slice offset 16 size 2 : memref<2xi1>
+  // expected-error @+1 {{guard 'memref<2xi1>' is not one i1 element}}
+  kiln.launch @k0(%a) if(%g : memref<2xi1>) [true] stream 0 {num_inputs = 1 : i64} : memref<4xf32>
+}
+
+// -----
+
+kiln.plan @guard_values attributes {arena_bytes = 0 : i64, weight_bytes = 0 : i64} {
+  %a = kiln.slice offset 0 size 16 : memref<4xf32>
+  %b = kiln.slice offset 16 size 16 : memref<4xf32>
+  %g = kiln.slice offset 32 size 1 : memref<i1>
+  // expected-error @+1 {{has 1 guards but 2 guard values}}
+  kiln.copy %a to %b if(%g : memref<i1>) [true, false] stream 0 : memref<4xf32>, memref<4xf32>
+}
+
+// -----
+
+func.func @if_condition(%c: tensor<2xi1>, %x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{condition 'tensor<2xi1>' is not one i1 element}}
+  %r = kiln.if %c then @f else @f(%x) : tensor<2xi1>, (tensor<4xf32>) -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}
+func.func private @f(%x: tensor<4xf32>) -> tensor<4xf32> {
+  return %x : tensor<4xf32>
+}
+
+// -----
+
+func.func @if_branch_type(%c: tensor<i1>, %x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{branch @g has type '(tensor<3xf32>) -> tensor<3xf32>', expected '(tensor<4xf32>) -> tensor<4xf32>'}}
+  %r = kiln.if %c then @f else @g(%x) : tensor<i1>, (tensor<4xf32>) -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}
+func.func private @f(%x: tensor<4xf32>) -> tensor<4xf32> {
+  return %x : tensor<4xf32>
+}
+func.func private @g(%x: tensor<3xf32>) -> tensor<3xf32> {
+  return %x : tensor<3xf32>
+}

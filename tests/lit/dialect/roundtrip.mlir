@@ -40,3 +40,29 @@ kiln.plan @typed attributes {arena_bytes = 0 : i64, weight_bytes = 0 : i64, lowe
   kiln.wait event 0 stream 1
   kiln.launch @k0(%x) scratch(%s : memref<256xi8>) stream 1 {num_inputs = 1 : i64, flops = 8 : i64, gpu_stages = [#kiln.gpu_stage<"k0_s0", grid = [1, 1, 1], block = [32, 1, 1], sync = false>]} : memref<4xi8>
 }
+
+// A branch of an If decided at run time: guarded launches and copies, and the
+// tensor-level kiln.if over two branch functions.
+// CHECK-LABEL: kiln.plan @guarded
+// CHECK: kiln.launch @k0(%{{.*}}) if(%[[G:.*]] : memref<i1>) [true] stream 0 {num_inputs = 1 : i64}
+// CHECK: kiln.copy %{{.*}} to %{{.*}} if(%[[G]] : memref<i1>) [false] stream 0
+kiln.plan @guarded attributes {arena_bytes = 0 : i64, weight_bytes = 0 : i64} {
+  %a = kiln.slice offset 0 size 16 : memref<4xf32>
+  %b = kiln.slice offset 16 size 16 : memref<4xf32>
+  %g = kiln.slice offset 32 size 1 : memref<i1>
+  kiln.launch @k0(%a) if(%g : memref<i1>) [true] stream 0 {num_inputs = 1 : i64} : memref<4xf32>
+  kiln.copy %a to %b if(%g : memref<i1>) [false] stream 0 : memref<4xf32>, memref<4xf32>
+}
+
+// CHECK-LABEL: func.func @branch
+// CHECK: kiln.if %{{.*}} then @then_branch else @else_branch(%{{.*}}) : tensor<i1>, (tensor<4xf32>) -> tensor<4xf32>
+func.func @branch(%c: tensor<i1>, %x: tensor<4xf32>) -> tensor<4xf32> {
+  %r = kiln.if %c then @then_branch else @else_branch(%x) : tensor<i1>, (tensor<4xf32>) -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}
+func.func private @then_branch(%x: tensor<4xf32>) -> tensor<4xf32> {
+  return %x : tensor<4xf32>
+}
+func.func private @else_branch(%x: tensor<4xf32>) -> tensor<4xf32> {
+  return %x : tensor<4xf32>
+}

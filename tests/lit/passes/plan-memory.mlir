@@ -96,3 +96,30 @@ kiln.plan @partner_elsewhere attributes {arena_bytes = -1 : i64, weight_bytes = 
   kiln.launch @k2(%x, %g) stream -1 {num_inputs = 1 : i64} : memref<25xf32>, memref<38xf32>
   kiln.launch @k3(%b, %g, %y) stream -1 {num_inputs = 2 : i64} : memref<25xf32>, memref<38xf32>, memref<25xf32>
 }
+
+// -----
+
+// The two branches of an If decided at run time both write its result %r (then:
+// @a, else: @e). The else branch's write continues the tensor the then branch
+// wrote, so %r stays live from @a to @use, and the then branch's %t (live from @b
+// to @b2, between the two writes) gets bytes of its own: when the then branch
+// runs, @use reads what @a wrote. Arena: %r, %t, and the condition's 64 bytes.
+// SEQ-LABEL: kiln.plan @branches
+// SEQ-SAME: arena_bytes = 8256 : i64
+// SEQ: kiln.launch @a({{.*}}) if(%{{.*}} : memref<i1>) [true] stream 0
+// SEQ: kiln.launch @e({{.*}}) if(%{{.*}} : memref<i1>) [false] stream 0
+kiln.plan @branches attributes {arena_bytes = -1 : i64, weight_bytes = -1 : i64} {
+  %x = kiln.input 0 "x" : memref<1024xf32>
+  %c = kiln.slice offset -1 size 1 : memref<i1>
+  %r = kiln.slice offset -1 size 4096 : memref<1024xf32>
+  %t = kiln.slice offset -1 size 4096 : memref<1024xf32>
+  %z = kiln.output 1 "z" : memref<1024xf32>
+  %y = kiln.output 0 "y" : memref<1024xf32>
+  kiln.launch @cond(%x, %c) stream -1 {num_inputs = 1 : i64, flops = 1000 : i64} : memref<1024xf32>, memref<i1>
+  kiln.launch @a(%x, %r) if(%c : memref<i1>) [true] stream -1 {num_inputs = 1 : i64, flops = 1000 : i64} : memref<1024xf32>, memref<1024xf32>
+  kiln.launch @b(%x, %t) if(%c : memref<i1>) [true] stream -1 {num_inputs = 1 : i64, flops = 1000 : i64} : memref<1024xf32>, memref<1024xf32>
+  kiln.launch @b2(%t, %z) if(%c : memref<i1>) [true] stream -1 {num_inputs = 1 : i64, flops = 1000 : i64} : memref<1024xf32>, memref<1024xf32>
+  kiln.copy %x to %z if(%c : memref<i1>) [false] stream -1 : memref<1024xf32>, memref<1024xf32>
+  kiln.launch @e(%x, %r) if(%c : memref<i1>) [false] stream -1 {num_inputs = 1 : i64, flops = 1000 : i64} : memref<1024xf32>, memref<1024xf32>
+  kiln.launch @use(%r, %y) stream -1 {num_inputs = 1 : i64, flops = 1000 : i64} : memref<1024xf32>, memref<1024xf32>
+}
