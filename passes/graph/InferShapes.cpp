@@ -12,6 +12,7 @@
 #include "passes/graph/EvaluateOnnx.h"
 #include "passes/graph/OnnxBuilder.h"
 
+#include "llvm/ADT/StringSet.h"
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/EquivalenceClasses.h"
 
@@ -86,10 +87,21 @@ struct InferShapesPass : kiln::impl::InferShapesBase<InferShapesPass> {
       for (Operation *op : deferred)
         for (unsigned i = 0; i < op->getNumResults(); ++i)
           if (!isStatic(op->getResult(i).getType()) && !op->getResult(i).use_empty()) {
+            // Ops whose output size is data-dependent whatever the shapes: only a
+            // declared output type fixes it.
+            static const llvm::StringSet<> dataSized{"NonZero", "Compress", "Unique",
+                                                      "NonMaxSuppression"};
+            std::string name = kiln::onnx::onnxOperatorName(op);
             op->emitError() << "output " << i << " of " << op->getName()
                             << " has a shape that depends on run-time values ("
-                            << str(op->getResult(i).getType())
-                            << "); freeze the inputs it depends on with --input-value";
+                            << str(op->getResult(i).getType()) << "); "
+                            << (dataSized.contains(name)
+                                    ? name + "'s output size depends on the data: Kiln "
+                                             "compiles it only where the model declares "
+                                             "that size (a graph output's shape that "
+                                             "fixes it)"
+                                    : std::string("freeze the inputs it depends on with "
+                                                  "--input-value"));
             signalPassFailure();
             return;
           }
