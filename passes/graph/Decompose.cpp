@@ -63,6 +63,42 @@ int64_t axisOf(Operation *op, int64_t rank) {
   return axis < 0 ? axis + rank : axis;
 }
 
+/// Elements the ops of an If's branches compute (constants excluded).
+int64_t branchElements(onnx::IfOp ifOp) {
+  int64_t total = 0;
+  ifOp->walk([&](Operation *op) {
+    if (op == ifOp.getOperation() || isa<onnx::ConstantOp, onnx::NoValueOp>(op))
+      return;
+    for (Type t : op->getResultTypes()) {
+      auto type = dyn_cast<RankedTensorType>(t);
+      total += type && type.hasStaticShape() ? type.getNumElements() : int64_t{1} << 40;
+    }
+  });
+  return total;
+}
+
+/// An If decided at run time whose branches compute next to nothing (a
+/// short-circuit `and` of a loop's condition: constants, a comparison): both
+/// branches run and Where selects, cheaper than branching on the host (on cuda a
+/// synchronization). Empty where the branches differ in type.
+FailureOr<SmallVector<Value>> selectBranches(onnx::IfOp ifOp, OnnxBuilder &ob) {
+  Operation *thenYield = ifOp.getThenBranch().front().getTerminator();
+  Operation *elseYield = ifOp.getElseBranch().front().getTerminator();
+  for (auto [a, b] : llvm::zip(thenYield->getOperands(), elseYield->getOperands())) {
+    auto type = dyn_cast<RankedTensorType>(a.getType());
+    if (a.getType() != b.getType() || !type || !type.hasStaticShape())
+      return SmallVector<Value>{};
+  }
+  for (Region *branch : {&ifOp.getThenBranch(), &ifOp.getElseBranch()})
+    for (Operation &inner : llvm::make_early_inc_range(branch->front().without_terminator()))
+      inner.moveBefore(ifOp);
+  Value cond = ob.reshape(ifOp.getCond(), {});
+  SmallVector<Value> results;
+  for (auto [a, b] : llvm::zip(thenYield->getOperands(), elseYield->getOperands()))
+    results.push_back(ob.create("Where", {cond, a, b}, elementOf(a)));
+  return results;
+}
+
 /// An If whose condition is known only at run time: each branch becomes a function
 /// of the values the branches capture (constants are cloned in, not passed), and
 /// kiln.if picks one on the host (kiln-build-plan guards each branch's launches).
@@ -1004,8 +1040,16 @@ FailureOr<SmallVector<Value>> decompose(Operation *op) {
     return decomposeDft(op, ob);
   if (name == "STFT")
     return decomposeStft(op, ob);
-  if (auto ifOp = dyn_cast<onnx::IfOp>(op))
+  if (auto ifOp = dyn_cast<onnx::IfOp>(op)) {
+    // Up to this many elements computed, both branches run (Where).
+    constexpr int64_t kSelectElements = 4096;
+    if (branchElements(ifOp) <= kSelectElements) {
+      FailureOr<SmallVector<Value>> selected = selectBranches(ifOp, ob);
+      if (failed(selected) || !selected->empty())
+        return selected;
+    }
     return outlineBranches(ifOp, ob);
+  }
   if (name == "RNN" || name == "GRU" || name == "LSTM")
     return decomposeRecurrent(op, ob);
   return SmallVector<Value>{};

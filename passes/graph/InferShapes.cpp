@@ -307,6 +307,22 @@ struct InferShapesPass : kiln::impl::InferShapesBase<InferShapesPass> {
         return contradiction(ifOp, i, old, thenType);
       ifOp.getResult(i).setType(type);
     }
+    // A result both branches give the same value (one from above, or equal
+    // constants, such as a short-circuit `and` whose other side folded) is that
+    // value whatever the condition.
+    for (unsigned i = 0; i < ifOp.getNumResults(); ++i) {
+      Value a = yields[0]->getOperand(i), b = yields[1]->getOperand(i);
+      Value same;
+      if (a == b && a.getType() == ifOp.getResult(i).getType()) {
+        same = a;
+      } else if (auto ca = dyn_cast_or_null<DenseElementsAttr>(kiln::constantValueOf(a));
+                 ca && ca == kiln::constantValueOf(b) && a.getType() == b.getType() &&
+                 a.getType() == ifOp.getResult(i).getType()) {
+        same = kiln::OnnxBuilder(ifOp).constant(ca);
+      }
+      if (same)
+        ifOp.getResult(i).replaceAllUsesWith(same);
+    }
     return success();
   }
 
@@ -456,20 +472,22 @@ struct InferShapesPass : kiln::impl::InferShapesBase<InferShapesPass> {
     return replaceUnrolled(scan, results);
   }
 
+  /// A one-element integer or bool constant's value.
+  static std::optional<int64_t> scalar(Attribute a) {
+    auto d = dyn_cast_or_null<DenseElementsAttr>(a);
+    if (!d || d.getNumElements() != 1)
+      return std::nullopt;
+    if (d.getElementType().isInteger(1))
+      return d.getValues<bool>()[0] ? 1 : 0;
+    return d.getValues<APInt>()[0].getSExtValue();
+  }
+
   /// Loop whose trip count and condition are constants (a model's own, or frozen
   /// with --input-value): unrolled, each iteration a copy of the body whose
   /// condition must fold; scan outputs are stacked. Left alone (the tensor phase
   /// reports it) when the trip count or the first condition is not constant.
   LogicalResult unrollLoop(kiln::onnx::LoopOp loop, ArrayRef<Attribute> values) {
     constexpr int64_t kMaxIterations = 4096;
-    auto scalar = [](Attribute a) -> std::optional<int64_t> {
-      auto d = dyn_cast_or_null<DenseElementsAttr>(a);
-      if (!d || d.getNumElements() != 1)
-        return std::nullopt;
-      if (d.getElementType().isInteger(1))
-        return d.getValues<bool>()[0] ? 1 : 0;
-      return d.getValues<APInt>()[0].getSExtValue();
-    };
     bool hasTrips = !isa<NoneType>(loop.getM().getType()),
          hasCond = !isa<NoneType>(loop.getCond().getType());
     std::optional<int64_t> trips = hasTrips ? scalar(values[0]) : std::nullopt;
@@ -488,9 +506,9 @@ struct InferShapesPass : kiln::impl::InferShapesBase<InferShapesPass> {
         bound = type.getDimSize(0);
     }
     if ((hasTrips && !trips) || !cond || (!hasTrips && !hasCond)) {
-      if (!bound || (!hasTrips && !hasCond))
+      if (!hasTrips && !hasCond)
         return success(); // the tensor phase reports it
-      return unrollBounded(loop, *bound);
+      return unrollBounded(loop, bound.value_or(std::numeric_limits<int64_t>::max()));
     }
     int64_t limit = hasTrips ? *trips : kMaxIterations + 1;
     SmallVector<Value> state(loop.getVInitial());
@@ -513,6 +531,8 @@ struct InferShapesPass : kiln::impl::InferShapesBase<InferShapesPass> {
       cond = scalar(kiln::constantValueOf((*results)[0]));
       if (!cond && bound) // what this run cloned is dead; the canonicalizer drops it
         return unrollBounded(loop, *bound);
+      if (!cond && !hasTrips) // a while loop: bounded where its condition folds
+        return unrollBounded(loop, std::numeric_limits<int64_t>::max());
       if (!cond)
         return loop.emitError() << "the condition of Loop iteration " << iteration
                                 << " depends on run-time values; Kiln unrolls loops "
@@ -538,15 +558,24 @@ struct InferShapesPass : kiln::impl::InferShapesBase<InferShapesPass> {
   /// copies of the body, each active while its index is below the trip count and
   /// every condition so far held; an inactive copy's loop-carried values are
   /// dropped by Where. Scan outputs stack all `bound` copies: the model declares
-  /// that many rows.
+  /// that many rows. Each copy computes on the values an active run carries (an
+  /// inactive copy's results are dropped anyway), so a counter in the condition
+  /// stays constant: where a copy's condition folds to false, no later copy can
+  /// run and the unrolling stops there (a `while c and i < 5` loop, its trip
+  /// count unbounded or absent). Without scan outputs, a bound above the unroll
+  /// limit is tried for that many copies before it is an error.
   LogicalResult unrollBounded(kiln::onnx::LoopOp loop, int64_t bound) {
-    constexpr int64_t kMaxIterations = 4096;
-    if (bound > kMaxIterations)
-      return loop.emitError() << "Loop runs up to " << bound << " iterations; Kiln unrolls loops up to "
-                              << kMaxIterations;
+    constexpr int64_t kMaxIterations = 4096, kSpeculative = 256;
     Block &body = loop.getBody().front();
     unsigned carried = loop.getVInitial().size();
     unsigned scans = body.getTerminator()->getNumOperands() - 1 - carried;
+    int64_t copies = bound;
+    if (bound > kMaxIterations) {
+      if (scans > 0)
+        return loop.emitError() << "Loop runs up to " << bound
+                                << " iterations; Kiln unrolls loops up to " << kMaxIterations;
+      copies = kSpeculative;
+    }
     kiln::OnnxBuilder ob(loop);
     Type i64 = ob.b.getI64Type(), i1 = ob.b.getI1Type();
     auto asScalar = [&](Value v) {
@@ -557,13 +586,14 @@ struct InferShapesPass : kiln::impl::InferShapesBase<InferShapesPass> {
                      ? ob.constant(DenseElementsAttr::get(RankedTensorType::get({}, i1), true))
                      : asScalar(loop.getCond());
     Value trips = isa<NoneType>(loop.getM().getType()) ? Value() : asScalar(loop.getM());
-    SmallVector<Value> state(loop.getVInitial());
+    SmallVector<Value> state(loop.getVInitial()), running(state);
     SmallVector<SmallVector<Value>> outs(scans);
-    for (int64_t iteration = 0; iteration < bound; ++iteration) {
+    bool ended = false;
+    for (int64_t iteration = 0; iteration < copies && !ended; ++iteration) {
       Value index = ob.scalar(i64, static_cast<double>(iteration));
       Value active = trips ? ob.binary("And", ob.binary("Less", index, trips), cond) : cond;
       SmallVector<Value> args = {index, cond};
-      args.append(state);
+      args.append(running);
       FailureOr<SmallVector<Value>> results = runBody(body, args, loop);
       if (failed(results))
         return failure();
@@ -574,12 +604,23 @@ struct InferShapesPass : kiln::impl::InferShapesBase<InferShapesPass> {
                                   << " changes shape between iterations; a Loop with a "
                                      "run-time trip count needs fixed shapes";
         state[k] = ob.create("Where", {active, next, state[k]}, kiln::elementOf(next));
+        running[k] = next;
       }
-      if (iteration + 1 < bound)
+      std::optional<int64_t> own = scalar(kiln::constantValueOf((*results)[0]));
+      ended = scans == 0 && own && *own == 0;
+      if (iteration + 1 < copies)
         cond = ob.binary("And", active, asScalar((*results)[0]));
       for (unsigned i = 0; i < scans; ++i)
         outs[i].push_back((*results)[1 + carried + i]);
     }
+    if (!ended && copies < bound)
+      return loop.emitError()
+             << "Loop's trip count and condition depend on run-time values and nothing "
+                "bounds its iterations within "
+             << kMaxIterations
+             << " (a constant trip count, a declared scan output length, or a condition "
+                "that turns false within "
+             << kSpeculative << " iterations)";
     SmallVector<Value> results(state);
     for (unsigned i = 0; i < scans; ++i) {
       for (Value v : outs[i])

@@ -134,40 +134,64 @@ func.func @rnn_bad_weights(%x: tensor<5x2x3xf32>, %w: tensor<1x8x3xf32>, %r: ten
 
 // -----
 
-// An If decided at run time: each branch becomes a private function of what the
+// An If decided at run time whose branches compute next to nothing (at most 4096
+// elements): both branches run, Where selects (cheaper than a host branch).
+// CHECK-LABEL: func.func @runtime_if_small
+// CHECK-NOT: onnx.If
+// CHECK-NOT: kiln.if
+// CHECK-DAG: %[[T:.*]] = "onnx.Neg"(%arg1)
+// CHECK-DAG: %[[E:.*]] = "onnx.Abs"(%arg1)
+// CHECK: %[[C:.*]] = "onnx.Reshape"(%arg0, %{{.*}}) <{allowzero = 0 : i64}> : (tensor<1xi1>, tensor<0xi64>) -> tensor<i1>
+// CHECK: %[[R:.*]] = "onnx.Where"(%[[C]], %[[T]], %[[E]]) : (tensor<i1>, tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+// CHECK: return %[[R]]
+func.func @runtime_if_small(%c: tensor<1xi1>, %x: tensor<3xf32>) -> tensor<3xf32> {
+  %r = "onnx.If"(%c) ({
+    %a = "onnx.Abs"(%x) : (tensor<3xf32>) -> tensor<3xf32>
+    onnx.Yield %a : tensor<3xf32>
+  }, {
+    %n = "onnx.Neg"(%x) : (tensor<3xf32>) -> tensor<3xf32>
+    onnx.Yield %n : tensor<3xf32>
+  }) : (tensor<1xi1>) -> tensor<3xf32>
+  return %r : tensor<3xf32>
+}
+
+// -----
+
+// An If decided at run time whose branches compute more than 4096 elements: each
+// branch becomes a private function of what the
 // branches capture (%x, %d; the constant is cloned into the branch that reads it),
 // and kiln.if picks one on the host. A nested If is outlined first, from inside
 // its branch. (The op's regions print else_branch first.)
 // CHECK-LABEL: func.func @runtime_if
 // CHECK-NOT: onnx.If
 // CHECK: %[[C:.*]] = "onnx.Reshape"(%arg0, %{{.*}}) <{allowzero = 0 : i64}> : (tensor<1xi1>, tensor<0xi64>) -> tensor<i1>
-// CHECK: %[[R:.*]] = kiln.if %[[C]] then @runtime_if_if1_then else @runtime_if_if1_else(%arg2, %arg1) : tensor<i1>, (tensor<i1>, tensor<3xf32>) -> tensor<3xf32>
+// CHECK: %[[R:.*]] = kiln.if %[[C]] then @runtime_if_if1_then else @runtime_if_if1_else(%arg2, %arg1) : tensor<i1>, (tensor<i1>, tensor<8192xf32>) -> tensor<8192xf32>
 // CHECK: return %[[R]]
-// CHECK-DAG: func.func private @runtime_if_if1_else(%{{.*}}: tensor<i1>, %{{.*}}: tensor<3xf32>) -> tensor<3xf32> {
-// CHECK-DAG: func.func private @runtime_if_if1_then(%{{.*}}: tensor<i1>, %{{.*}}: tensor<3xf32>) -> tensor<3xf32> {
-// CHECK-DAG: func.func private @runtime_if_if0_else(%{{.*}}: tensor<3xf32>) -> tensor<3xf32> {
-// CHECK-DAG: func.func private @runtime_if_if0_then(%{{.*}}: tensor<3xf32>) -> tensor<3xf32> {
+// CHECK-DAG: func.func private @runtime_if_if1_else(%{{.*}}: tensor<i1>, %{{.*}}: tensor<8192xf32>) -> tensor<8192xf32> {
+// CHECK-DAG: func.func private @runtime_if_if1_then(%{{.*}}: tensor<i1>, %{{.*}}: tensor<8192xf32>) -> tensor<8192xf32> {
+// CHECK-DAG: func.func private @runtime_if_if0_else(%{{.*}}: tensor<8192xf32>) -> tensor<8192xf32> {
+// CHECK-DAG: func.func private @runtime_if_if0_then(%{{.*}}: tensor<8192xf32>) -> tensor<8192xf32> {
 // CHECK-DAG: %[[N:.*]] = "onnx.Neg"
 // CHECK-DAG: "onnx.Abs"
-// CHECK-DAG: %[[K:.*]] = "onnx.Constant"() <{value = dense<2.000000e+00> : tensor<3xf32>}>
+// CHECK-DAG: %[[K:.*]] = "onnx.Constant"() <{value = dense<2.000000e+00> : tensor<8192xf32>}>
 // CHECK-DAG: "onnx.Mul"(%{{.*}}, %[[K]])
-// CHECK-DAG: kiln.if %{{.*}} then @runtime_if_if0_then else @runtime_if_if0_else(%{{.*}}) : tensor<i1>, (tensor<3xf32>) -> tensor<3xf32>
-func.func @runtime_if(%c: tensor<1xi1>, %x: tensor<3xf32>, %d: tensor<i1>) -> tensor<3xf32> {
-  %two = "onnx.Constant"() <{value = dense<2.0> : tensor<3xf32>}> : () -> tensor<3xf32>
+// CHECK-DAG: kiln.if %{{.*}} then @runtime_if_if0_then else @runtime_if_if0_else(%{{.*}}) : tensor<i1>, (tensor<8192xf32>) -> tensor<8192xf32>
+func.func @runtime_if(%c: tensor<1xi1>, %x: tensor<8192xf32>, %d: tensor<i1>) -> tensor<8192xf32> {
+  %two = "onnx.Constant"() <{value = dense<2.0> : tensor<8192xf32>}> : () -> tensor<8192xf32>
   %r = "onnx.If"(%c) ({
-    %n = "onnx.Neg"(%x) : (tensor<3xf32>) -> tensor<3xf32>
-    onnx.Yield %n : tensor<3xf32>
+    %n = "onnx.Neg"(%x) : (tensor<8192xf32>) -> tensor<8192xf32>
+    onnx.Yield %n : tensor<8192xf32>
   }, {
     %i = "onnx.If"(%d) ({
-      %a = "onnx.Abs"(%x) : (tensor<3xf32>) -> tensor<3xf32>
-      onnx.Yield %a : tensor<3xf32>
+      %a = "onnx.Abs"(%x) : (tensor<8192xf32>) -> tensor<8192xf32>
+      onnx.Yield %a : tensor<8192xf32>
     }, {
-      %m = "onnx.Mul"(%x, %two) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
-      onnx.Yield %m : tensor<3xf32>
-    }) : (tensor<i1>) -> tensor<3xf32>
-    onnx.Yield %i : tensor<3xf32>
-  }) : (tensor<1xi1>) -> tensor<3xf32>
-  return %r : tensor<3xf32>
+      %m = "onnx.Mul"(%x, %two) : (tensor<8192xf32>, tensor<8192xf32>) -> tensor<8192xf32>
+      onnx.Yield %m : tensor<8192xf32>
+    }) : (tensor<i1>) -> tensor<8192xf32>
+    onnx.Yield %i : tensor<8192xf32>
+  }) : (tensor<1xi1>) -> tensor<8192xf32>
+  return %r : tensor<8192xf32>
 }
 
 // -----

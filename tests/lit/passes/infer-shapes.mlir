@@ -216,15 +216,49 @@ func.func @loop_runtime_trips_declared_scan(%n: tensor<i64>, %x: tensor<2xf32>) 
 
 // -----
 
-// A run-time trip count and nothing that bounds it: left for the tensor phase,
-// which reports it.
-// CHECK-LABEL: func.func @loop_runtime_trips_unbounded
-// CHECK: "onnx.Loop"
+// A run-time trip count and nothing that bounds it: an error naming the Loop
+// (after trying the copies a condition could end).
 func.func @loop_runtime_trips_unbounded(%n: tensor<i64>, %x: tensor<2xf32>) -> tensor<2xf32> {
   %t = "onnx.Constant"() <{value = dense<true> : tensor<i1>}> : () -> tensor<i1>
+  // expected-error @+1 {{Loop's trip count and condition depend on run-time values and nothing bounds its iterations within 4096 (a constant trip count, a declared scan output length, or a condition that turns false within 256 iterations)}}
   %r = "onnx.Loop"(%n, %t, %x) ({
   ^bb0(%i: tensor<i64>, %c: tensor<i1>, %acc: tensor<*xf32>):
     onnx.Yield %c, %acc : tensor<i1>, tensor<*xf32>
   }) : (tensor<i64>, tensor<i1>, tensor<2xf32>) -> tensor<2xf32>
   return %r : tensor<2xf32>
+}
+
+// -----
+
+// A while loop (no trip count) whose condition is `data and i < 3`, written as a
+// short-circuit If as PyTorch's scripting exports it: each copy computes on the
+// counter an active run carries, so at i = 3 both branches give false, the If
+// folds, and the unrolling stops after three copies (each guarded by Where).
+// CHECK-LABEL: func.func @loop_while_counter
+// CHECK-NOT: "onnx.Loop"
+// CHECK-COUNT-3: "onnx.Mul"
+// CHECK-NOT: "onnx.Mul"
+// CHECK: return
+func.func @loop_while_counter(%go: tensor<i1>, %x: tensor<2xf32>) -> tensor<2xf32> {
+  %none = onnx.NoValue
+  %zero = "onnx.Constant"() <{value = dense<0> : tensor<i64>}> : () -> tensor<i64>
+  %f = "onnx.Constant"() <{value = dense<false> : tensor<i1>}> : () -> tensor<i1>
+  %r:2 = "onnx.Loop"(%none, %go, %x, %zero) ({
+  ^bb0(%it: tensor<i64>, %c: tensor<i1>, %acc: tensor<*xf32>, %i: tensor<*xi64>):
+    %half = "onnx.Constant"() <{value = dense<0.5> : tensor<f32>}> : () -> tensor<f32>
+    %next = "onnx.Mul"(%acc, %half) : (tensor<*xf32>, tensor<f32>) -> tensor<*xf32>
+    %one = "onnx.Constant"() <{value = dense<1> : tensor<i64>}> : () -> tensor<i64>
+    %i1 = "onnx.Add"(%i, %one) : (tensor<*xi64>, tensor<i64>) -> tensor<*xi64>
+    %m = "onnx.ReduceMax"(%next, %none) <{keepdims = 0 : i64}> : (tensor<*xf32>, none) -> tensor<*xf32>
+    %data = "onnx.Greater"(%m, %half) : (tensor<*xf32>, tensor<f32>) -> tensor<*xi1>
+    %cond = "onnx.If"(%data) ({
+      onnx.Yield %f : tensor<i1>
+    }, {
+      %three = "onnx.Constant"() <{value = dense<3> : tensor<i64>}> : () -> tensor<i64>
+      %lt = "onnx.Less"(%i1, %three) : (tensor<*xi64>, tensor<i64>) -> tensor<*xi1>
+      onnx.Yield %lt : tensor<*xi1>
+    }) : (tensor<*xi1>) -> tensor<*xi1>
+    onnx.Yield %cond, %next, %i1 : tensor<*xi1>, tensor<*xf32>, tensor<*xi64>
+  }) : (none, tensor<i1>, tensor<2xf32>, tensor<i64>) -> (tensor<2xf32>, tensor<i64>)
+  return %r#0 : tensor<2xf32>
 }
