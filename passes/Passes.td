@@ -54,7 +54,8 @@ def Decompose : Pass<"kiln-decompose", "mlir::ModuleOp"> {
     input forms; RNN, GRU and LSTM an input projection and, per direction, a
     time loop: a Scan whose body is one step of the recurrence
     (DecomposeRecurrent.cpp; the tensor phase makes it an scf.for); an If decided at
-    run time becomes kiln.if over two private functions, one per branch, of the
+    run time whose branches compute at most 4096 elements runs both and selects
+    with Where, a larger one becomes kiln.if over two private functions, one per branch, of the
     values the branches capture (constants cloned in), each result of one static
     type from both branches (else an error naming the node); DFT becomes MatMuls
     with constant cosine and sine matrices (STFT with constant frame parameters: its
