@@ -106,7 +106,7 @@ FailureOr<SmallVector<Value>> selectBranches(onnx::IfOp ifOp, OnnxBuilder &ob) {
 FailureOr<SmallVector<Value>> outlineBranches(onnx::IfOp ifOp, OnnxBuilder &ob) {
   Region *branches[] = {&ifOp.getThenBranch(), &ifOp.getElseBranch()};
   SmallVector<Type> resultTypes;
-  for (auto [k, result] : llvm::enumerate(ifOp.getResults())) {
+  for (unsigned k = 0; k < ifOp.getNumResults(); ++k) {
     Type thenType = branches[0]->front().getTerminator()->getOperand(k).getType();
     Type elseType = branches[1]->front().getTerminator()->getOperand(k).getType();
     auto type = dyn_cast<RankedTensorType>(thenType);

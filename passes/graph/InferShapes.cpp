@@ -12,9 +12,9 @@
 #include "passes/graph/EvaluateOnnx.h"
 #include "passes/graph/OnnxBuilder.h"
 
-#include "llvm/ADT/StringSet.h"
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/EquivalenceClasses.h"
+#include "llvm/ADT/StringSet.h"
 
 namespace kiln {
 #define GEN_PASS_DEF_INFERSHAPES
@@ -484,8 +484,9 @@ struct InferShapesPass : kiln::impl::InferShapesBase<InferShapesPass> {
 
   /// Loop whose trip count and condition are constants (a model's own, or frozen
   /// with --input-value): unrolled, each iteration a copy of the body whose
-  /// condition must fold; scan outputs are stacked. Left alone (the tensor phase
-  /// reports it) when the trip count or the first condition is not constant.
+  /// condition must fold; scan outputs are stacked. A trip count or a condition
+  /// known only at run time goes to unrollBounded; a Loop with neither is left
+  /// alone (the tensor phase reports it).
   LogicalResult unrollLoop(kiln::onnx::LoopOp loop, ArrayRef<Attribute> values) {
     constexpr int64_t kMaxIterations = 4096;
     bool hasTrips = !isa<NoneType>(loop.getM().getType()),

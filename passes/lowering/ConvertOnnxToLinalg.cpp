@@ -46,7 +46,8 @@ std::string unsupportedReason(Operation *op) {
   // The graph phase resolves the control flow it can (kiln-infer-shapes,
   // kiln-decompose); what reaches here needs run-time control flow.
   if (is({"onnx.If"}))
-    return "an If decided at run time needs a condition of static shape (kiln-decompose outlines its branches)";
+    return "an If decided at run time needs a condition of static shape (kiln-decompose "
+           "outlines its branches)";
   if (is({"onnx.Loop"}))
     return "a Loop whose trip count or condition depends on run-time values and whose "
            "iterations nothing bounds is not supported (Kiln unrolls a Loop with a "

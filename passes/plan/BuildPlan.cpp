@@ -164,8 +164,8 @@ struct PlanBuilder {
   }
 
   /// The ops of `fn`'s body (its arguments already mapped to buffers).
-  LogicalResult lay(func::FuncOp fn, DirectTarget direct, SmallVector<Value> guards,
-                    SmallVector<bool> values) {
+  LogicalResult lay(func::FuncOp fn, DirectTarget direct, ArrayRef<Value> guards,
+                    ArrayRef<bool> values) {
     // Kernel names are per function: those of a branch get its name as a prefix.
     std::string prefix = fn.getName() == "main_graph" ? "" : (fn.getName() + "_").str();
     for (Operation &op : fn.getBody().front().without_terminator()) {
@@ -219,21 +219,21 @@ struct PlanBuilder {
 
   /// Both branches of `branch`, each writing the If's results into the same
   /// buffers, guarded by the condition being true (then) or false (else).
-  LogicalResult layBranches(kiln::IfOp branch, DirectTarget direct, SmallVector<Value> guards,
-                            SmallVector<bool> values) {
+  LogicalResult layBranches(kiln::IfOp branch, DirectTarget direct, ArrayRef<Value> outer,
+                            ArrayRef<bool> values) {
     SmallVector<Value> targets;
     for (Value r : branch.getResults()) {
       Value buffer = resultBuffer(r, direct);
       buffers.map(r, buffer);
       targets.push_back(buffer);
     }
+    SmallVector<Value> guards(outer);
     guards.push_back(buffers.lookup(branch.getCond()));
     FlatSymbolRefAttr refs[] = {branch.getThenBranchAttr(), branch.getElseBranchAttr()};
     bool conditions[] = {true, false};
     for (auto [ref, value] : llvm::zip(refs, conditions)) {
+      // The kiln.if verifier checked that it names a function of the If's type.
       auto fn = module.lookupSymbol<func::FuncOp>(ref);
-      if (!fn)
-        return branch.emitError() << "branch " << ref << " is no function";
       for (auto [arg, in] : llvm::zip(fn.getArguments(), branch.getInputs()))
         buffers.map(arg, buffers.lookup(in));
       auto returnOp = cast<func::ReturnOp>(fn.getBody().front().getTerminator());

@@ -151,6 +151,7 @@ std::vector<SliceTensor> sliceTensors(PlanOp plan, const HappensBefore &hb) {
   ArrayRef<Operation *> nodes = hb.getNodes();
   for (size_t n = 0; n < nodes.size(); ++n) {
     SmallVector<Access> accesses = accessesOf(nodes[n]);
+    bool guarded = !guardsOf(nodes[n]).empty();
     for (const Access &a : accesses) {
       auto it = current.find(a.buffer);
       if (it == current.end())
@@ -162,10 +163,11 @@ std::vector<SliceTensor> sliceTensors(PlanOp plan, const HappensBefore &hb) {
       // A write starts a new tensor, but where no earlier use may have run with
       // it (the other branch of an If writing the same result): then the slice
       // holds what either branch wrote, one tensor.
-      bool otherBranch = llvm::all_of(t->uses, [&](size_t u) {
-        return exclusive(nodes[u], nodes[n]);
-      });
-      if (a.writes && !alsoRead && !t->uses.empty() && t->uses.back() != n && !otherBranch) {
+      bool starts = a.writes && !alsoRead && !t->uses.empty() && t->uses.back() != n;
+      if (starts && guarded &&
+          llvm::all_of(t->uses, [&](size_t u) { return exclusive(nodes[u], nodes[n]); }))
+        starts = false;
+      if (starts) {
         it->second = tensors.size();
         tensors.push_back({t->slice, {}});
         t = &tensors.back();
