@@ -12,12 +12,14 @@
 #   add_executable(app main.cpp)            # #include "model.h"
 #   target_link_libraries(app PRIVATE classifier)
 #
+# The model is compiled with `--name ID` (ID: NAME with non-identifier characters
+# as '_'): its model.h declares it, and the application creates it with
+#   kiln::Model model(KILN_MODEL(ID), ID_UPPER_WEIGHTS);   // "" with EMBED_WEIGHTS
 # NAME's interface carries the artifact directory (for model.h) and the definition
-# <NAME>_WEIGHTS, the path of its model.weights (upper-cased NAME, non-identifier
-# characters as '_'); with EMBED_WEIGHTS the weights are built into the library and
-# `kiln::Model model;` needs no file. The target property KILN_ARTIFACT_DIR names
-# the directory. One model per executable or shared library: every model defines
-# the same C ABI (kiln_model_create, ...).
+# <ID upper-cased>_WEIGHTS, the path of its model.weights. The target property
+# KILN_ARTIFACT_DIR names the directory. Any number of models link into one
+# program: the C ABI is kiln_runtime's, and each model's symbols carry its name
+# (KILN_DECLARE_MODEL(ID) declares a model where its model.h is not included).
 function(kiln_add_model name)
   cmake_parse_arguments(PARSE_ARGV 1 KILN "EMBED_WEIGHTS"
                         "MODEL;TARGET;GPU_ARCH;PRECISION" "INPUT_SHAPES;OPTIONS")
@@ -54,7 +56,8 @@ function(kiln_add_model name)
     list(APPEND outputs "${dir}/model.o") # the kernels, a native object
     list(APPEND sources "${dir}/model.o")
   endif()
-  set(args compile "${model}" -o "${dir}" --target ${KILN_TARGET} --quiet)
+  string(MAKE_C_IDENTIFIER "${name}" id)
+  set(args compile "${model}" -o "${dir}" --target ${KILN_TARGET} --name ${id} --quiet)
   if(KILN_GPU_ARCH)
     list(APPEND args --gpu-arch ${KILN_GPU_ARCH})
   endif()
@@ -91,7 +94,6 @@ function(kiln_add_model name)
   target_compile_features(${name} PUBLIC cxx_std_17)
   target_include_directories(${name} PUBLIC "${dir}")
   target_link_libraries(${name} PUBLIC Kiln::kiln_runtime)
-  string(MAKE_C_IDENTIFIER "${name}" id)
-  string(TOUPPER "${id}" id)
-  target_compile_definitions(${name} INTERFACE "${id}_WEIGHTS=\"${dir}/model.weights\"")
+  string(TOUPPER "${id}" upper)
+  target_compile_definitions(${name} INTERFACE "${upper}_WEIGHTS=\"${dir}/model.weights\"")
 endfunction()

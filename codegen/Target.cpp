@@ -38,7 +38,7 @@ struct CodegenPipelineOptions : PassPipelineOptions<CodegenPipelineOptions> {
   Option<std::string> cpu{*this, "cpu", llvm::cl::desc("Host CPU to tune for"),
                           llvm::cl::init("native")};
   Option<std::string> gpuArch{*this, "gpu-arch", llvm::cl::desc("GPU architecture"),
-                              llvm::cl::init("sm_80")};
+                              llvm::cl::init("")};
   Option<std::string> contractions{
       *this, "contractions", llvm::cl::desc("auto, kiln or library (host: oneDNN)"),
       llvm::cl::init("auto")};
@@ -51,11 +51,6 @@ std::unique_ptr<Target> createTarget(llvm::StringRef name, const TargetOptions &
   if (options.contractions != "auto" && options.contractions != "kiln" &&
       options.contractions != "library") {
     error = "--contractions must be auto, kiln or library, not '" + options.contractions + "'";
-    return nullptr;
-  }
-  if (!options.fallbackKernels && (name != "host" || options.contractions == "kiln")) {
-    error = "--no-fallback-kernels is for the host target's library calls (not --target " +
-            name.str() + (options.contractions == "kiln" ? " --contractions kiln)" : ")");
     return nullptr;
   }
   for (const TargetEntry &t : kTargets)

@@ -27,8 +27,9 @@ namespace kiln {
 struct TargetOptions {
   /// host and cuda-sim: the CPU to tune for ("native": this machine).
   std::string cpu = "native";
-  /// cuda and cuda-sim: the GPU architecture (codegen/cuda/GpuArch.h).
-  std::string gpuArch = "sm_80";
+  /// cuda and cuda-sim: the GPU architecture (codegen/cuda/GpuArch.h); empty: the
+  /// table's first.
+  std::string gpuArch;
   /// cuda: capture a whole run as a CUDA graph and replay it on later runs.
   bool cudaGraph = false;
   /// cuda: f32 library calls may compute in TF32 on tensor cores (cuBLASLt
@@ -50,6 +51,10 @@ struct TargetOptions {
 
 /// What a target's kernel writer made.
 struct KernelCode {
+  /// Given to the writer: the prefix of the kernels' link-time symbols (a named
+  /// model's, so that several models' kernels link into one program), which the
+  /// emit hooks use where they call them.
+  std::string symbolPrefix;
   /// Files in the artifact directory that libmodel.so links (the host object).
   std::vector<std::string> linkInputs;
   /// Code the generated runtime embeds (PTX).
@@ -96,6 +101,12 @@ public:
   /// slices). Nothing by default.
   virtual void buildKernelMappingPipeline(mlir::OpPassManager &) const {}
 
+  /// For the artifact's manifest: the architecture compiled for ("sm_90"; empty
+  /// where none applies) and who runs its library calls ("onednn", "cuda",
+  /// "cuda-mock").
+  virtual std::string getArchName() const { return ""; }
+  virtual llvm::StringRef getLibraryEngine() const = 0;
+
   /// The scheduler's device model and how many streams it may use by default.
   virtual std::string getDeviceModel() const = 0;
   virtual int64_t getDefaultMaxStreams() const = 0;
@@ -115,8 +126,9 @@ public:
                              std::string &error) const = 0;
 
   /// Emit hook: the rest of model.cpp after the interface tables, inside the
-  /// anonymous namespace: constants, the kiln_model object, the C ABI's create and
-  /// run (kiln/runtime/model_abi.h), in plan order.
+  /// anonymous namespace: the target's program (kiln/runtime/HostModel.h,
+  /// CudaModel.h) as `kProgram`, its launch sequence in plan order, and `kHooks`,
+  /// the runtime's hooks that run it.
   virtual bool writeRun(llvm::raw_ostream &os, const EmitContext &ctx,
                         std::string &error) const = 0;
 };

@@ -7,8 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "codegen/cuda-sim/CudaSimTarget.h"
 #include "codegen/cuda/CudaCodegen.h"
-#include "codegen/cuda/CudaTarget.h"
-#include "codegen/cuda/GpuArch.h"
+#include "codegen/cuda/GpuTarget.h"
 #include "codegen/host/HostCodegen.h"
 #include "codegen/host/HostTarget.h"
 #include "passes/Passes.h"
@@ -18,22 +17,15 @@ using namespace mlir;
 namespace kiln {
 namespace {
 
-class CudaSimTarget : public Target {
+/// The cuda target's plan (its library calls run on the mock cuBLASLt and cuDNN,
+/// host memory, where KILN_CUDA_LIBRARY_PATH finds them, else on the simulated
+/// kernels), its streams run as threads.
+class CudaSimTarget : public GpuTarget {
 public:
-  explicit CudaSimTarget(const TargetOptions &options) : options(options) {}
+  using GpuTarget::GpuTarget;
 
   StringRef getName() const override { return "cuda-sim"; }
-
-  // The cuda target's library calls, run on the mock cuBLASLt and cuDNN (host
-  // memory) where KILN_CUDA_LIBRARY_PATH finds them, else on the simulated kernels.
-  void buildKernelMappingPipeline(OpPassManager &pm) const override {
-    buildCudaLibraryCallsPipeline(pm, options);
-    buildGpuMappingPipeline(pm, options.gpuArch);
-  }
-
-  // The cuda target's plan, its streams run as threads.
-  std::string getDeviceModel() const override { return cudaDeviceModel(options); }
-  int64_t getDefaultMaxStreams() const override { return kCudaDefaultMaxStreams; }
+  StringRef getLibraryEngine() const override { return "cuda-mock"; }
 
   void buildCodegenPipeline(OpPassManager &pm) const override {
     pm.addPass(createSimulateGpu());
@@ -48,8 +40,7 @@ public:
 
   bool writePrologue(llvm::raw_ostream &os, const EmitContext &ctx,
                      std::string &error) const override {
-    os << "#include \"kiln/runtime/CudaLibraries.h\"\n#include \"kiln/runtime/HostStreams.h\"\n"
-       << "#include \"kiln/runtime/SimRuntime.h\"\n\n";
+    os << "#include \"kiln/runtime/HostModel.h\"\n#include \"kiln/runtime/SimRuntime.h\"\n\n";
     // One declaration per gpu stage, in first-launch order, with its argument count.
     llvm::MapVector<StringRef, unsigned> kernels;
     for (LaunchOp l : ctx.plan.getBody().getOps<LaunchOp>()) {
@@ -60,14 +51,15 @@ public:
       for (auto g : stages.getAsRange<GpuStageAttr>())
         kernels.insert({g.getFunction().getValue(), args});
     }
-    writeKernelDeclarations(os, kernels);
+    writeKernelDeclarations(os, ctx.code->symbolPrefix, kernels);
     return true;
   }
 
   bool writeRun(llvm::raw_ostream &os, const EmitContext &ctx,
                 std::string &error) const override {
-    auto writeLaunch = [](llvm::raw_ostream &os, LaunchOp l, IoExpr io,
-                          std::string &error) {
+    StringRef prefix = ctx.code->symbolPrefix;
+    auto writeLaunch = [&](llvm::raw_ostream &os, LaunchOp l, IoExpr io,
+                           std::string &error) {
       ArrayAttr stages = gpuStagesOf(l, error);
       if (!stages)
         return false;
@@ -77,24 +69,21 @@ public:
            << grid[0] << ", " << grid[1] << ", " << grid[2] << "}, {" << block[0] << ", "
            << block[1] << ", " << block[2] << "}, "
            << (g.getSync().getValue() ? "true" : "false") << ", [&] { "
-           << g.getFunction().getValue() << "(" << launchArguments(l, io) << "); }));\n";
+           << prefix << g.getFunction().getValue() << "(" << launchArguments(l, io)
+           << "); }));\n";
       }
       return true;
     };
-    return writeHostRun(os, ctx, "SimCudaLibrary", writeLaunch, error);
+    return writeHostRun(os, ctx, "kSimHooks", writeLaunch, error);
   }
-
-private:
-  TargetOptions options;
 };
 
 } // namespace
 
 std::unique_ptr<Target> createCudaSimTarget(const TargetOptions &options,
                                             std::string &error) {
-  if (!requireGpuArch(options.gpuArch, error))
-    return nullptr;
-  return std::make_unique<CudaSimTarget>(options);
+  const GpuArch *arch = checkGpuTargetOptions("cuda-sim", options, error);
+  return arch ? std::make_unique<CudaSimTarget>(options, *arch) : nullptr;
 }
 
 } // namespace kiln

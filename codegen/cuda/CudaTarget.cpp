@@ -8,7 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "codegen/cuda/CudaTarget.h"
 #include "codegen/cuda/CudaCodegen.h"
-#include "codegen/cuda/GpuArch.h"
+#include "codegen/cuda/GpuTarget.h"
 #include "codegen/emit/GeneratedCode.h"
 #include "passes/Passes.h"
 #include "passes/plan/PlanAnalysis.h"
@@ -19,98 +19,14 @@ using namespace mlir;
 
 namespace kiln {
 
-ArrayAttr gpuStagesOf(LaunchOp launch, std::string &error) {
-  std::optional<ArrayAttr> stages = launch.getGpuStages();
-  if (!stages)
-    error = "kernel " + launch.getKernel().str() +
-            " has no gpu stages (the cuda codegen phase did not run)";
-  return stages ? *stages : ArrayAttr();
-}
-
 namespace {
 
-/// The kiln_model object, create and run of the cuda runtime (everything after the
-/// launch list); the caller's tensors are device pointers in run_device.
-const char *kCudaModel = R"(
-kiln::rt::Status loadModel(kiln_model *m, const char *weightsPath) {
-  kiln::rt::AlignedBuffer weights;
-  kiln::rt::Status s = loadModelWeights(weightsPath, weights);
-  if (s)
-    s = m->cuda.init(kPtx, kFunctions, kNumFunctions, weights.data.get(), kWeightBytes);
-  return s;
-}
-
-kiln::rt::Status createContext(kiln_context *c) {
-  kiln::rt::CudaContext::Config config;
-  config.arenaBytes = kArenaBytes;
-  config.numStreams = kNumStreams;
-  config.numEvents = kNumEvents;
-  config.useGraph = kUseGraph;
-  config.inputBytes.assign(kInputBytes, kInputBytes + kNumInputs);
-  config.outputBytes.assign(kOutputBytes, kOutputBytes + kNumOutputs);
-  config.numLibraryCalls = kNumLibraryCalls;
-  config.workspaceBytes = kLibraryWorkspaceBytes;
-  config.zeroFloats = kLibraryZeroFloats;
-  config.allowTf32 = kAllowTf32;
-  return c->cuda.init(c->model->cuda, config);
-}
-
-kiln::rt::Status runContext(kiln_context *c, const kiln_tensor *in, kiln_tensor *out,
-                            bool staged, void *stream) {
-  // Kernels take every buffer as 16-byte aligned (vector loads and stores).
-  for (int32_t i = 0; !staged && i < kNumInputs + kNumOutputs; ++i) {
-    const kiln_tensor &t = i < kNumInputs ? in[i] : out[i - kNumInputs];
-    if (reinterpret_cast<uintptr_t>(t.data) % 16 != 0)
-      return kiln::rt::Status::error(
-          std::string(i < kNumInputs ? "input '" : "output '") +
-              (i < kNumInputs ? kInputs[i] : kOutputs[i - kNumInputs]).name +
-              "': device pointer is not 16-byte aligned",
-          KILN_ERROR_ARGUMENT);
-  }
-  kiln::rt::Status s = kiln::rt::Status::ok();
-  CUdeviceptr inPtrs[kNumInputs + 1], outPtrs[kNumOutputs + 1];
-  std::vector<CUdeviceptr> bindings;
-  for (int32_t i = 0; s && i < kNumInputs; ++i) {
-    inPtrs[i] = staged ? c->cuda.stagedInput(i) : reinterpret_cast<CUdeviceptr>(in[i].data);
-    if (staged)
-      s = c->cuda.upload(i, in[i].data);
-    bindings.push_back(inPtrs[i]);
-  }
-  for (int32_t i = 0; s && i < kNumOutputs; ++i) {
-    outPtrs[i] = staged ? c->cuda.stagedOutput(i) : reinterpret_cast<CUdeviceptr>(out[i].data);
-    bindings.push_back(outPtrs[i]);
-  }
-  // A device run is ordered with the caller's stream, null being CUDA's default one.
-  kiln::rt::CudaContext::Caller caller;
-  if (!staged)
-    caller = static_cast<kiln::rt::CUstream>(stream);
-  if (s)
-    s = c->cuda.run(caller, bindings, [&] { return issue(c->cuda, inPtrs, outPtrs); });
-  for (int32_t i = 0; s && staged && i < kNumOutputs; ++i)
-    s = c->cuda.download(i, out[i].data);
-  if (s && staged)
-    s = c->cuda.synchronize();
-  return s;
-}
-} // namespace
-
-)";
-
-class CudaTarget : public Target {
+class CudaTarget : public GpuTarget {
 public:
-  explicit CudaTarget(const TargetOptions &options) : options(options) {}
+  using GpuTarget::GpuTarget;
 
   StringRef getName() const override { return "cuda"; }
-
-  // Contractions cuBLASLt and cuDNN can run become library calls; their kernels
-  // stay, the fallback where a library is missing at run time.
-  void buildKernelMappingPipeline(OpPassManager &pm) const override {
-    buildCudaLibraryCallsPipeline(pm, options);
-    buildGpuMappingPipeline(pm, options.gpuArch);
-  }
-
-  std::string getDeviceModel() const override { return cudaDeviceModel(options); }
-  int64_t getDefaultMaxStreams() const override { return kCudaDefaultMaxStreams; }
+  StringRef getLibraryEngine() const override { return "cuda"; }
 
   void buildCodegenPipeline(OpPassManager &pm) const override {
     buildCudaCodegenPipeline(pm);
@@ -134,15 +50,12 @@ public:
 
   bool writePrologue(llvm::raw_ostream &os, const EmitContext &,
                      std::string &) const override {
-    os << "#include \"kiln/runtime/CudaLibraries.h\"\n#include \"kiln/runtime/CudaRuntime.h\"\n\n";
+    os << "#include \"kiln/runtime/CudaModel.h\"\n\n";
     return true;
   }
 
   bool writeRun(llvm::raw_ostream &os, const EmitContext &ctx,
                 std::string &error) const override;
-
-private:
-  TargetOptions options;
 };
 
 /// One launch (its stages, or its library call with them as the fallback), copy,
@@ -205,12 +118,9 @@ bool CudaTarget::writeRun(llvm::raw_ostream &os, const EmitContext &ctx,
   for (size_t pos = 0; pos < ptx.size(); pos += 60000)
     os << "R\"KILNPTX(" << ptx.substr(pos, 60000) << ")KILNPTX\"\n    ";
   os << ";\n";
-  // Library calls: their descriptions, and each stream's workspace (NVIDIA's
-  // recommendation for cuBLASLt: 32 MiB on Hopper and newer, 4 MiB before).
+  // Library calls: their descriptions, and each stream's workspace.
   llvm::DenseMap<Operation *, int64_t> libraryIndex = writeLibraryCalls(os, plan);
-  int archNumber = 0;
-  StringRef(options.gpuArch).drop_front(3).getAsInteger(10, archNumber);
-  uint64_t workspace = libraryIndex.empty() ? 0 : archNumber >= 90 ? 32 << 20 : 4 << 20;
+  uint64_t workspace = libraryIndex.empty() ? 0 : arch.libraryWorkspaceBytes;
   os << "constexpr uint64_t kLibraryWorkspaceBytes = " << workspace << ";\n"
      << "constexpr bool kAllowTf32 = " << (options.allowTf32 ? "true" : "false") << ";\n";
   std::string launches;
@@ -272,34 +182,20 @@ bool CudaTarget::writeRun(llvm::raw_ostream &os, const EmitContext &ctx,
      << "  (void)A;\n  (void)W;\n  (void)in;\n  (void)out;\n";
   for (size_t k = 0; k < guardIndex.size(); ++k)
     os << "  int f" << k << " = -1; // a branch condition, once read\n";
-  os << launches << "  return kiln::rt::Status::ok();\n}\n"
-     << "} // namespace\n\n"
-     << "/// Immutable once loaded: the module and the weights on the device.\n"
-     << "struct kiln_model : kiln::rt::ModelBase {\n  kiln::rt::CudaModel cuda;\n};\n\n"
-     << "/// One caller's run state: arena, staging buffers, streams, events, graph.\n"
-     << "struct kiln_context : kiln::rt::ContextBase {\n  kiln::rt::CudaContext cuda;\n};\n\n"
-     << "namespace {\n" << kCudaModel << commonAbiFunctions();
+  os << launches << "  return kiln::rt::Status::ok();\n}\n\n"
+     << "const kiln::rt::CudaProgram kProgram = {\n"
+     << "    kPtx, kFunctions, kNumFunctions, kArenaBytes, kNumStreams, kNumEvents, kUseGraph,\n"
+     << "    kInputBytes, kOutputBytes, kNumLibraryCalls, kLibraryWorkspaceBytes,\n"
+     << "    kLibraryZeroFloats, kAllowTf32, issue};\n"
+     << "const kiln::rt::TargetHooks *const kHooks = &kiln::rt::kCudaHooks;\n";
   return true;
 }
 
 } // namespace
 
-void buildCudaLibraryCallsPipeline(OpPassManager &pm, const TargetOptions &options) {
-  if (options.contractions == "kiln")
-    return;
-  SelectLibraryCallsOptions select;
-  select.engine = "cuda";
-  pm.addPass(createSelectLibraryCalls(select));
-}
-
-std::string cudaDeviceModel(const TargetOptions &options) {
-  return options.deviceModel.empty() ? "h200" : options.deviceModel;
-}
-
 std::unique_ptr<Target> createCudaTarget(const TargetOptions &options, std::string &error) {
-  if (!requireGpuArch(options.gpuArch, error))
-    return nullptr;
-  return std::make_unique<CudaTarget>(options);
+  const GpuArch *arch = checkGpuTargetOptions("cuda", options, error);
+  return arch ? std::make_unique<CudaTarget>(options, *arch) : nullptr;
 }
 
 } // namespace kiln

@@ -13,10 +13,11 @@ namespace {
 // (16 KB of f32 operands a block) where an SM has the shared memory for several
 // such blocks (A100: 164 KB, H100/H200: 228 KB), 16 (8 KB) on the consumer parts
 // (sm_86, sm_89: 100 KB).
-constexpr GpuArch kArchs[] = {{"sm_80", "+ptx70", {4, 4, 32}},
-                              {"sm_86", "+ptx71", {4, 4, 16}},
-                              {"sm_89", "+ptx78", {4, 4, 16}},
-                              {"sm_90", "+ptx78", {4, 4, 32}}};
+constexpr uint64_t kMiB = 1 << 20;
+constexpr GpuArch kArchs[] = {{"sm_80", "+ptx70", {4, 4, 32}, "a100", 4 * kMiB},
+                              {"sm_86", "+ptx71", {4, 4, 16}, nullptr, 4 * kMiB},
+                              {"sm_89", "+ptx78", {4, 4, 16}, nullptr, 4 * kMiB},
+                              {"sm_90", "+ptx78", {4, 4, 32}, "h200", 32 * kMiB}};
 } // namespace
 
 llvm::ArrayRef<GpuArch> gpuArchs() { return kArchs; }
@@ -29,7 +30,7 @@ const GpuArch *findGpuArch(llvm::StringRef name) {
 }
 
 const GpuArch *requireGpuArch(llvm::StringRef name, std::string &error) {
-  const GpuArch *arch = findGpuArch(name);
+  const GpuArch *arch = name.empty() ? &kArchs[0] : findGpuArch(name);
   if (!arch)
     error = "--gpu-arch '" + name.str() + "' is not supported (" + gpuArchList() + ")";
   return arch;

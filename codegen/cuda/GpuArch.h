@@ -30,6 +30,12 @@ struct GpuArch {
   const char *ptxFeature;
   /// The largest tiled-contraction shape (smaller problems take smaller tiles).
   ContractionTile tile;
+  /// The scheduler's device model for this architecture (passes/plan/CostModel.h);
+  /// null: none is modelled, the GPU targets' default (h200) stands in.
+  const char *deviceModel;
+  /// Each stream's cuBLASLt/cuDNN workspace (NVIDIA's advice for cuBLASLt: 32 MiB
+  /// on Hopper and newer, 4 MiB before).
+  uint64_t libraryWorkspaceBytes;
 };
 
 /// Every supported architecture, oldest first; the first is the default (the driver
@@ -39,8 +45,8 @@ llvm::ArrayRef<GpuArch> gpuArchs();
 /// The architecture called `name`, or nullptr.
 const GpuArch *findGpuArch(llvm::StringRef name);
 
-/// The architecture called `name`; null with an error naming `--gpu-arch` and the
-/// supported ones.
+/// The architecture called `name` (empty: the default, the first); null with an
+/// error naming `--gpu-arch` and the supported ones.
 const GpuArch *requireGpuArch(llvm::StringRef name, std::string &error);
 
 /// "sm_80, sm_86, sm_89, sm_90", for messages and help.

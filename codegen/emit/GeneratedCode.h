@@ -55,20 +55,10 @@ using GuardWriter = llvm::function_ref<void(llvm::raw_ostream &os, int64_t index
 std::string openGuards(llvm::raw_ostream &os, mlir::Operation *op, IoExpr io,
                        llvm::DenseMap<mlir::Value, int64_t> &index, GuardWriter write);
 
-/// The C ABI (model_abi.h), the same for every target, on top of what the target's
-/// run writer defines before it: `struct kiln_model : kiln::rt::ModelBase`,
-/// `struct kiln_context : kiln::rt::ContextBase`, and
-///   kiln::rt::Status loadModel(kiln_model *, const char *weightsPath);
-///   kiln::rt::Status createContext(kiln_context *);   // its model loaded
-///   kiln::rt::Status runContext(kiln_context *, const kiln_tensor *in,
-///                               kiln_tensor *out, bool staged, void *stream);
-/// (`staged`: host tensors; else the target's memory on `stream`), called with
-/// arguments already checked.
-const char *commonAbiFunctions();
-
 /// `extern "C" { void name(void *, ...); ... }` for each kernel function with its
-/// number of pointer arguments, in the order given.
-void writeKernelDeclarations(llvm::raw_ostream &os,
+/// number of pointer arguments, in the order given, its name after `prefix`
+/// (KernelCode::symbolPrefix).
+void writeKernelDeclarations(llvm::raw_ostream &os, llvm::StringRef prefix,
                              const llvm::MapVector<llvm::StringRef, unsigned> &kernels);
 
 } // namespace kiln

@@ -32,7 +32,7 @@ bool buildModelLibrary(const LibraryBuild &build, std::string &error) {
     return false;
   }
   std::vector<std::string> args = {
-      *compiler, "-std=c++17", build.optimize ? "-O1" : "-O0", "-fPIC", "-shared", "-fvisibility=hidden", "-pthread",
+      *compiler, "-std=c++17", build.optimize ? "-O1" : "-O0", "-fPIC", "-shared", "-fvisibility=hidden", "-pthread", "-DKILN_MODEL_LIBRARY",
       "-I" + build.runtimeIncludeDir, "-I" + build.dir, build.dir + "/model.cpp"};
 #ifdef KILN_SANITIZE_THREAD
   // A ThreadSanitizer build's models are built and linked with it too.

@@ -74,7 +74,8 @@ void buildHostCodegenPipeline(OpPassManager &pm, bool parallel) {
 }
 
 bool emitHostObject(ModuleOp module, const std::string &path,
-                    const std::string &cpu, std::string &error) {
+                    const std::string &symbolPrefix, const std::string &cpu,
+                    std::string &error) {
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
   llvm::LLVMContext llvmContext;
@@ -96,6 +97,16 @@ bool emitHostObject(ModuleOp module, const std::string &path,
       translateLlvmOps(*module.getBody(), module.getLoc(), llvmContext, error);
   if (!llvmModule)
     return false;
+  // A named model's kernels (and any other symbol it defines for the generated
+  // code to link) carry its prefix.
+  if (!symbolPrefix.empty()) {
+    for (llvm::Function &f : *llvmModule)
+      if (!f.isDeclaration() && f.hasExternalLinkage())
+        f.setName(symbolPrefix + f.getName());
+    for (llvm::GlobalVariable &g : llvmModule->globals())
+      if (!g.isDeclaration() && g.hasExternalLinkage())
+        g.setName(symbolPrefix + g.getName());
+  }
   // "native": this CPU with the features it has, not those its model name implies
   // (a virtual machine may hide AVX-512 from a CPU that has it).
   std::string cpuName = cpu, features;

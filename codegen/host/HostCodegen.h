@@ -23,6 +23,7 @@ void buildHostCodegenPipeline(mlir::OpPassManager &pm, bool parallel);
 /// Translates the module's LLVM-dialect functions to LLVM IR, optimizes at -O3 for
 /// `cpu` ("native" for this machine) and writes an object file.
 bool emitHostObject(mlir::ModuleOp module, const std::string &path,
+                    const std::string &symbolPrefix,
                     const std::string &cpu, std::string &error);
 
 } // namespace kiln

@@ -31,7 +31,7 @@ bool writeHostOp(llvm::raw_ostream &os, Operation &op, IoExpr io,
     return true;
   }
   if (auto r = dyn_cast<RecordOp>(op)) {
-    os << "  c->streams.record(" << r.getEvent() << ");\n";
+    os << "  c.streams.record(" << r.getEvent() << ");\n";
     return true;
   }
   if (auto w = dyn_cast<WaitOp>(op)) {
@@ -52,7 +52,7 @@ bool writeHostOp(llvm::raw_ostream &os, Operation &op, IoExpr io,
   os << "  {\n    const kiln::rt::LibraryBuffers b = {";
   for (int i = 0; i < 5; ++i)
     os << (i ? ", " : "") << buffer(operands[i]);
-  os << "};\n    bool ran = false;\n    KILN_RUN(c->library.run(" << library->second
+  os << "};\n    bool ran = false;\n    KILN_RUN(c.library(" << library->second
      << ", kLibrary" << library->second << ", b, ran));\n    if (!ran)\n    ";
   if (!hasKernelCode(l)) {
     os << "  return kiln::rt::Status::error(\"library call " << library->second
@@ -69,7 +69,7 @@ bool writeHostOp(llvm::raw_ostream &os, Operation &op, IoExpr io,
 
 } // namespace
 
-bool writeHostRun(llvm::raw_ostream &os, const EmitContext &ctx, llvm::StringRef library,
+bool writeHostRun(llvm::raw_ostream &os, const EmitContext &ctx, llvm::StringRef hooks,
                   HostLaunchWriter writeLaunch, std::string &error) {
   Block &plan = ctx.plan.getBody().front();
   int64_t numStreams = 1, numEvents = 0;
@@ -80,17 +80,7 @@ bool writeHostRun(llvm::raw_ostream &os, const EmitContext &ctx, llvm::StringRef
   }
   llvm::DenseMap<Operation *, int64_t> libraryIndex = writeLibraryCalls(os, ctx.plan);
   os << "constexpr int kNumStreams = " << numStreams << ";\n"
-     << "constexpr int kNumEvents = " << numEvents << ";\n"
-     << "} // namespace\n\n"
-     << "/// Immutable once loaded: the weights.\n"
-     << "struct kiln_model : kiln::rt::ModelBase {\n  kiln::rt::AlignedBuffer weights;\n};\n\n"
-     << "/// One caller's run state: the arena and the plan's streams (threads).\n"
-     << "struct kiln_context : kiln::rt::ContextBase {\n  kiln::rt::AlignedBuffer arena;\n"
-     << "  kiln::rt::HostStreams streams{kNumStreams, kNumEvents};\n"
-     << (libraryIndex.empty() ? ""
-                              : "  kiln::rt::" + library.str() + " library{" +
-                                    std::to_string(libraryIndex.size()) + "};\n")
-     << "};\n\n"
+     << "constexpr int kNumEvents = " << numEvents << ";\n\n"
      << "#define KILN_RUN(x)                                                   \\\n"
      << "  do {                                                            \\\n"
      << "    kiln::rt::Status s_ = (x);                                    \\\n"
@@ -100,10 +90,9 @@ bool writeHostRun(llvm::raw_ostream &os, const EmitContext &ctx, llvm::StringRef
      << "// A wait that returns false: another stream failed and aborted the run.\n"
      << "#define KILN_WAIT(e)                                                  \\\n"
      << "  do {                                                            \\\n"
-     << "    if (!c->streams.wait(e))                                      \\\n"
+     << "    if (!c.streams.wait(e))                                       \\\n"
      << "      return kiln::rt::Status::ok();                              \\\n"
-     << "  } while (0)\n\n"
-     << "namespace {\n";
+     << "  } while (0)\n\n";
   auto io = [](const char *kind, int64_t i) {
     return std::string(kind) + "[" + std::to_string(i) + "].data";
   };
@@ -111,8 +100,8 @@ bool writeHostRun(llvm::raw_ostream &os, const EmitContext &ctx, llvm::StringRef
   for (int64_t stream = 0; stream < numStreams; ++stream) {
     os << "/// Stream " << stream << " of a run.\n"
        << "kiln::rt::Status stream" << stream
-       << "(kiln_context *c, const kiln_tensor *in, kiln_tensor *out) {\n"
-       << "  char *A = c->arena.data.get();\n  char *W = c->model->weights.data.get();\n"
+       << "(kiln::rt::HostRun &c, const kiln_tensor *in, kiln_tensor *out) {\n"
+       << "  char *A = c.arena;\n  char *W = c.weights;\n"
        << "  (void)A;\n  (void)W;\n  (void)in;\n  (void)out;\n";
     llvm::DenseMap<Value, int64_t> guardIndex;
     for (Operation &op : plan) {
@@ -132,33 +121,21 @@ bool writeHostRun(llvm::raw_ostream &os, const EmitContext &ctx, llvm::StringRef
     }
     os << "  return kiln::rt::Status::ok();\n}\n\n";
   }
-  os << R"(kiln::rt::Status loadModel(kiln_model *m, const char *weightsPath) {
-  return loadModelWeights(weightsPath, m->weights);
-}
-
-kiln::rt::Status createContext(kiln_context *c) { return c->arena.allocate(kArenaBytes); }
-
-kiln::rt::Status runContext(kiln_context *c, const kiln_tensor *in, kiln_tensor *out, bool,
-                            void *) {
-  return c->streams.run([&](int stream) -> kiln::rt::Status {
-    switch (stream) {
-)";
+  os << "kiln::rt::Status runStream(kiln::rt::HostRun &c, int stream, const kiln_tensor *in,\n"
+     << "                           kiln_tensor *out) {\n  switch (stream) {\n";
   for (int64_t stream = 0; stream < numStreams; ++stream)
-    os << "    case " << stream << ": return stream" << stream << "(c, in, out);\n";
-  os << R"(    }
-    return kiln::rt::Status::error("no stream " + std::to_string(stream));
-  });
-}
-} // namespace
-
-)" << commonAbiFunctions();
+    os << "  case " << stream << ": return stream" << stream << "(c, in, out);\n";
+  os << "  }\n  return kiln::rt::Status::error(\"no stream \" + std::to_string(stream));\n}\n\n"
+     << "const kiln::rt::HostProgram kProgram = {kArenaBytes, kNumStreams, kNumEvents,\n"
+     << "                                        kNumLibraryCalls, runStream};\n"
+     << "const kiln::rt::TargetHooks *const kHooks = &kiln::rt::" << hooks << ";\n";
   return true;
 }
 
 bool writeHostKernels(ModuleOp module, StringRef dir, const std::string &cpu,
                       KernelCode &code, std::string &error) {
   std::string object = (dir + "/model.o").str();
-  if (!emitHostObject(module, object, cpu, error))
+  if (!emitHostObject(module, object, code.symbolPrefix, cpu, error))
     return false;
   uint64_t size = 0;
   if (!llvm::sys::fs::file_size(object, size))
@@ -175,6 +152,7 @@ public:
   explicit HostTarget(const TargetOptions &options) : options(options) {}
 
   StringRef getName() const override { return "host"; }
+  StringRef getLibraryEngine() const override { return "onednn"; }
   // Measured on the BERT encoder (host latency p50): transposes folded into its
   // attention MatMuls 1.06 s -> 1.27 s (the loop nests vectorize worse over a
   // transposed operand); attention as one kernel 0.77 s -> 0.81 s (its scores,
@@ -223,22 +201,23 @@ public:
 
   bool writePrologue(llvm::raw_ostream &os, const EmitContext &ctx,
                      std::string &) const override {
-    os << "#include \"kiln/runtime/HostLibrary.h\"\n#include \"kiln/runtime/HostStreams.h\"\n\n";
+    os << "#include \"kiln/runtime/HostModel.h\"\n\n";
     // One declaration per kernel, in first-launch order, with its argument count.
     llvm::MapVector<StringRef, unsigned> kernels;
     ctx.plan.getBody().walk([&](LaunchOp l) {
       kernels.insert({l.getKernel(), static_cast<unsigned>(l.getBuffers().size())});
     });
-    writeKernelDeclarations(os, kernels);
+    writeKernelDeclarations(os, ctx.code->symbolPrefix, kernels);
     return true;
   }
 
   bool writeRun(llvm::raw_ostream &os, const EmitContext &ctx,
                 std::string &error) const override {
+    StringRef prefix = ctx.code->symbolPrefix;
     return writeHostRun(
-        os, ctx, "HostLibrary",
-        [](llvm::raw_ostream &os, LaunchOp l, IoExpr io, std::string &) {
-          os << "  " << l.getKernel() << "(" << launchArguments(l, io) << ");\n";
+        os, ctx, "kHostHooks",
+        [&](llvm::raw_ostream &os, LaunchOp l, IoExpr io, std::string &) {
+          os << "  " << prefix << l.getKernel() << "(" << launchArguments(l, io) << ");\n";
           return true;
         },
         error);
@@ -250,7 +229,12 @@ private:
 
 } // namespace
 
-std::unique_ptr<Target> createHostTarget(const TargetOptions &options, std::string &) {
+std::unique_ptr<Target> createHostTarget(const TargetOptions &options, std::string &error) {
+  if (!options.fallbackKernels && options.contractions == "kiln") {
+    error = "--no-fallback-kernels is for the host target's library calls (not --target "
+            "host --contractions kiln)";
+    return nullptr;
+  }
   return std::make_unique<HostTarget>(options);
 }
 

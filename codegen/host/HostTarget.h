@@ -21,15 +21,14 @@ using HostLaunchWriter =
     llvm::function_ref<bool(llvm::raw_ostream &os, LaunchOp launch, IoExpr io,
                             std::string &error)>;
 
-/// The run of a model over host memory (host, cuda-sim): kiln_model owns the arena,
-/// the weights and the plan's streams (kiln/runtime/HostStreams.h: one thread per
-/// stream, events as real synchronization). Each stream is a function of its
-/// launches (through `writeLaunch`), copies (memcpy), records and waits in plan
-/// order; kiln_model_run checks the arguments and runs them all at once;
-/// kiln_model_run_device is the same call. Library calls run on `library`, a
-/// runtime class with HostLibrary's interface (HostLibrary: oneDNN; SimCudaLibrary:
-/// cuda-sim's mock cuBLASLt and cuDNN), the launch their fallback.
-bool writeHostRun(llvm::raw_ostream &os, const EmitContext &ctx, llvm::StringRef library,
+/// The program of a model over host memory (host, cuda-sim;
+/// kiln/runtime/HostModel.h): one function per plan stream of its launches (through
+/// `writeLaunch`), copies (memcpy), records and waits in plan order, which the
+/// runtime runs on a context's streams (one thread each, events as real
+/// synchronization). Library calls run on the runtime's `hooks` (kHostHooks:
+/// oneDNN; kSimHooks: cuda-sim's mock cuBLASLt and cuDNN), the launch their
+/// fallback.
+bool writeHostRun(llvm::raw_ostream &os, const EmitContext &ctx, llvm::StringRef hooks,
                   HostLaunchWriter writeLaunch, std::string &error);
 
 /// The object writer of the host-code targets: compiles the module's LLVM-dialect

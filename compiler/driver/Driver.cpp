@@ -28,6 +28,7 @@
 
 #include "onnx/onnx_pb.h"
 
+#include <cctype>
 #include <chrono>
 #include <map>
 #include <set>
@@ -452,6 +453,17 @@ bool compileModel(const CompileRequest &request, std::string &error) {
 
   EmitOptions emit;
   emit.outputDir = request.output;
+  emit.precision = request.precision;
+  if (!request.modelName.empty()) {
+    bool identifier = !std::isdigit(static_cast<unsigned char>(request.modelName[0]));
+    for (char c : request.modelName)
+      identifier = identifier && (std::isalnum(static_cast<unsigned char>(c)) || c == '_');
+    if (!identifier) {
+      error = "model name '" + request.modelName + "' is not a C identifier";
+      return false;
+    }
+    emit.modelName = request.modelName;
+  }
   emit.embedWeights = request.embedWeights;
   emit.buildLibrary = request.buildLibrary;
   emit.optimizeLibrary = request.optimizeLibrary;

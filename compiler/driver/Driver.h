@@ -102,6 +102,9 @@ struct CompileRequest {
   /// Also build libmodel.so (its C++ at -O1, or -O0 without optimizeLibrary).
   bool buildLibrary = false, optimizeLibrary = true;
   bool embedWeights = false;
+  /// The model's name, a C identifier (EmitOptions::modelName): a named model
+  /// exports kiln_model_definition_<name> and links beside others. Empty: unnamed.
+  std::string modelName;
   /// With compileTo: print large constants in full.
   bool printWeights = false;
   /// The compile report as JSON and as a page (full compiles only).

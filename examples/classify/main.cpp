@@ -67,9 +67,9 @@ int main(int argc, char **argv) {
     return 2;
   }
 #ifdef CLASSIFY_EMBEDDED_WEIGHTS
-  kiln::Model model;
+  kiln::Model model(KILN_MODEL(classifier), argc == 3 ? argv[2] : "");
 #else
-  kiln::Model model(argc == 3 ? argv[2] : CLASSIFIER_WEIGHTS);
+  kiln::Model model(KILN_MODEL(classifier), argc == 3 ? argv[2] : CLASSIFIER_WEIGHTS);
 #endif
   if (!model.ok()) {
     std::fprintf(stderr, "classify: %s\n", model.error().c_str());

@@ -5,7 +5,9 @@ kiln_add_model, built and run, for the host target (weights from the file, and
 embedded) and the cuda target (against the mock driver, which checks every launch
 but computes nothing). The host example's top-5 must equal the top-5 of `kiln run`
 (the installed kiln, `--emit lib`, which must find the installed runtime). Touching
-the model must make the build compile it again.
+the model must make the build compile it again. examples/two-models links two
+models (host, and cuda-sim with its weights built in) into one program; both must
+give `kiln run`'s output.
 
 usage: check_package.py --build BUILD_DIR --mock-driver libkiln_mock_cuda.so
 """
@@ -91,6 +93,21 @@ def main():
                        text=True)
     if p.returncode != 1 or "expected" not in p.stderr:
         failures.append(f"a 12-byte input: exit {p.returncode}, {p.stderr.strip()}")
+
+    # Two models compiled separately (host and cuda-sim with embedded weights) link
+    # into one program and run side by side: both give `kiln run`'s output.
+    two = os.path.join(work, "two-models")
+    run(["cmake", "-S", os.path.join(ROOT, "examples", "two-models"), "-B", two, "-G",
+         "Ninja", f"-DCMAKE_PREFIX_PATH={prefix}", f"-DMODEL={model}"])
+    run(["cmake", "--build", two])
+    lines = run([os.path.join(two, "two_models"), raw]).strip().splitlines()
+    rows = [np.array([float(v) for v in line.split()]) for line in lines]
+    if len(rows) != 2 or any(r.shape != probs.shape or
+                             not np.allclose(r, probs, rtol=1e-5, atol=1e-6) for r in rows):
+        failures.append(f"two models in one program: printed {lines}, kiln run gives {probs}")
+    else:
+        print(f"ok   two models in one program: both match kiln run "
+              f"(max abs {max(float(np.abs(r - probs).max()) for r in rows):.2e})")
 
     # Touching the model compiles it again.
     os.utime(model)

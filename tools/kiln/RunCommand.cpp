@@ -1,13 +1,14 @@
 //===- RunCommand.cpp - `kiln run` and `kiln bench` ------------------------===//
 //
 // This file implements the commands that execute a compiled artifact through its
-// C ABI (libmodel.so, loaded with dlopen): inputs from .npy or ONNX TensorProto
+// C ABI (kiln::rt::Artifact loads libmodel.so): inputs from .npy or ONNX TensorProto
 // .pb files, outputs written as .npy; and a latency benchmark.
 //
 //===----------------------------------------------------------------------===//
 #include "tools/kiln/RunCommand.h"
 #include "compiler/import/TensorFiles.h"
 
+#include "kiln/runtime/Artifact.h"
 #include "kiln/runtime/CudaLibraries.h"
 #include "kiln/runtime/HostLibrary.h"
 #include "kiln/runtime/Npy.h"
@@ -15,14 +16,11 @@
 
 #include "onnx/onnx_pb.h"
 
-#include <dlfcn.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <random>
 #include <thread>
@@ -35,109 +33,22 @@ int fail(const std::string &message) {
   return 1;
 }
 
-/// The C ABI of one loaded libmodel.so, and its model.
-struct ModelLibrary {
-  void *handle = nullptr;
-  decltype(&kiln_abi_version) abiVersion = nullptr;
-  decltype(&kiln_model_create) create = nullptr;
-  decltype(&kiln_model_destroy) destroy = nullptr;
-  decltype(&kiln_model_error) error = nullptr;
-  decltype(&kiln_model_num_inputs) numInputs = nullptr;
-  decltype(&kiln_model_num_outputs) numOutputs = nullptr;
-  decltype(&kiln_model_input_info) inputInfo = nullptr;
-  decltype(&kiln_model_output_info) outputInfo = nullptr;
-  decltype(&kiln_context_create) createContext = nullptr;
-  decltype(&kiln_context_destroy) destroyContext = nullptr;
-  decltype(&kiln_context_error) contextError = nullptr;
-  decltype(&kiln_context_set_input) setInput = nullptr;
-  decltype(&kiln_context_set_output) setOutput = nullptr;
-  decltype(&kiln_context_execute) execute = nullptr;
-  decltype(&kiln_context_run) run = nullptr;
-  kiln_model *model = nullptr;
-
-  ~ModelLibrary() {
-    if (model && destroy)
-      destroy(model);
-    if (handle)
-      dlclose(handle);
-  }
-
-  bool open(const std::string &dir, std::string &err) {
-    std::string lib = dir + "/libmodel.so";
-    if (!std::filesystem::exists(lib)) {
-      err = lib + " not found (compile with --emit lib)";
-      return false;
-    }
-    handle = dlopen(std::filesystem::absolute(lib).c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (!handle) {
-      err = std::string("cannot load ") + lib + ": " + dlerror();
-      return false;
-    }
-    auto sym = [&](auto &fn, const char *name) {
-      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(handle, name));
-      if (!fn && err.empty())
-        err = lib + " does not export " + name +
-              " (built by another Kiln version? recompile it)";
-      return fn != nullptr;
-    };
-    if (!sym(abiVersion, "kiln_abi_version"))
-      return false;
-    if (abiVersion() != KILN_ABI_VERSION) {
-      err = lib + " has C ABI version " + std::to_string(abiVersion()) + ", this kiln " +
-            std::to_string(KILN_ABI_VERSION) + " (recompile it)";
-      return false;
-    }
-    bool all = sym(create, "kiln_model_create") & sym(destroy, "kiln_model_destroy") &
-               sym(error, "kiln_model_error") & sym(numInputs, "kiln_model_num_inputs") &
-               sym(numOutputs, "kiln_model_num_outputs") &
-               sym(inputInfo, "kiln_model_input_info") &
-               sym(outputInfo, "kiln_model_output_info") &
-               sym(createContext, "kiln_context_create") &
-               sym(destroyContext, "kiln_context_destroy") &
-               sym(contextError, "kiln_context_error") &
-               sym(setInput, "kiln_context_set_input") &
-               sym(setOutput, "kiln_context_set_output") &
-               sym(execute, "kiln_context_execute") & sym(run, "kiln_context_run");
-    if (!all)
-      return false;
-    // Without model.weights, a model compiled with --embed-weights uses its own.
-    std::string weights = dir + "/model.weights";
-    bool haveFile = std::filesystem::exists(weights);
-    model = create(haveFile ? weights.c_str() : nullptr);
-    if (!model) {
-      err = "out of memory creating the model";
-      return false;
-    }
-    if (const char *e = error(model)) {
-      err = haveFile ? e : weights + " is missing: " + e;
-      return false;
-    }
-    return true;
-  }
-};
-
-/// One context of a library's model, destroyed with it.
+/// One context of an artifact's model, destroyed with it.
 struct ContextHandle {
-  const ModelLibrary &lib;
+  const kiln::rt::ModelAbi &abi;
   kiln_context *context;
-  explicit ContextHandle(const ModelLibrary &lib)
-      : lib(lib), context(lib.createContext(lib.model)) {}
+  explicit ContextHandle(const kiln::rt::Artifact &a)
+      : abi(a.abi()), context(a.abi().kiln_context_create(a.model())) {}
   ~ContextHandle() {
     if (context)
-      lib.destroyContext(context);
+      abi.kiln_context_destroy(context);
   }
   std::string error() const {
-    const char *e = context ? lib.contextError(context) : "out of memory";
+    const char *e = context ? abi.kiln_context_error(context) : "out of memory";
     return e ? e : "run failed";
   }
+  bool failed() const { return !context || abi.kiln_context_error(context); }
 };
-
-size_t bytesOf(const kiln_tensor_info &info) {
-  size_t n = kiln::rt::dtypeSize(static_cast<kiln::rt::DType>(info.dtype));
-  for (int32_t d = 0; d < info.rank; ++d)
-    n *= static_cast<size_t>(info.shape[d]);
-  return n;
-}
 
 } // namespace
 
@@ -158,7 +69,7 @@ namespace {
 /// An artifact loaded, its inputs read (by name, NAME=path, or by position) and its
 /// outputs allocated.
 struct PreparedRun {
-  ModelLibrary lib;
+  kiln::rt::Artifact lib;
   int32_t numInputs = 0, numOutputs = 0;
   std::vector<kiln_tensor_info> inInfo, outInfo;
   std::vector<kiln::rt::HostTensor> host, results;
@@ -166,19 +77,17 @@ struct PreparedRun {
 
   bool prepare(const std::string &dir, const std::vector<std::string> &specs,
                std::string &err) {
-    if (!lib.open(dir, err))
+    if (kiln::rt::Status s = lib.open(dir); !s) {
+      err = s.message();
       return false;
-    numInputs = lib.numInputs(lib.model);
-    numOutputs = lib.numOutputs(lib.model);
-    inInfo.resize(numInputs);
-    outInfo.resize(numOutputs);
-    std::map<std::string, int32_t> inputIndex;
-    for (int32_t i = 0; i < numInputs; ++i) {
-      lib.inputInfo(lib.model, i, &inInfo[i]);
-      inputIndex[inInfo[i].name] = i;
     }
-    for (int32_t i = 0; i < numOutputs; ++i)
-      lib.outputInfo(lib.model, i, &outInfo[i]);
+    inInfo = lib.inputs();
+    outInfo = lib.outputs();
+    numInputs = static_cast<int32_t>(inInfo.size());
+    numOutputs = static_cast<int32_t>(outInfo.size());
+    std::map<std::string, int32_t> inputIndex;
+    for (int32_t i = 0; i < numInputs; ++i)
+      inputIndex[inInfo[i].name] = i;
     host.resize(numInputs);
     std::vector<bool> given(numInputs, false);
     int32_t position = 0;
@@ -228,7 +137,7 @@ struct PreparedRun {
     for (int32_t i = 0; i < numOutputs; ++i) {
       results[i].desc.dtype = static_cast<kiln::rt::DType>(outInfo[i].dtype);
       results[i].desc.shape.assign(outInfo[i].shape, outInfo[i].shape + outInfo[i].rank);
-      results[i].data.assign(bytesOf(outInfo[i]), 0);
+      results[i].data.assign(kiln::rt::tensorBytes(outInfo[i]), 0);
       outputs[i] = {outInfo[i].dtype, outInfo[i].rank, outInfo[i].shape,
                     results[i].data.data()};
     }
@@ -237,12 +146,13 @@ struct PreparedRun {
 
   /// Binds every tensor by name, as an application would, and runs once.
   bool execute(ContextHandle &ctx, std::string &err) {
-    bool ok = ctx.context && !lib.contextError(ctx.context);
+    const kiln::rt::ModelAbi &abi = lib.abi();
+    bool ok = !ctx.failed();
     for (int32_t i = 0; ok && i < numInputs; ++i)
-      ok = lib.setInput(ctx.context, inInfo[i].name, &inputs[i]) == KILN_OK;
+      ok = abi.kiln_context_set_input(ctx.context, inInfo[i].name, &inputs[i]) == KILN_OK;
     for (int32_t i = 0; ok && i < numOutputs; ++i)
-      ok = lib.setOutput(ctx.context, outInfo[i].name, &outputs[i]) == KILN_OK;
-    ok = ok && lib.execute(ctx.context) == KILN_OK;
+      ok = abi.kiln_context_set_output(ctx.context, outInfo[i].name, &outputs[i]) == KILN_OK;
+    ok = ok && abi.kiln_context_execute(ctx.context) == KILN_OK;
     if (!ok)
       err = ctx.error();
     return ok;
@@ -253,18 +163,18 @@ struct PreparedRun {
 
 bool artifactInputs(const std::string &dir, std::vector<NamedTensor> &inputs,
                     std::string &err) {
-  ModelLibrary lib;
-  if (!lib.open(dir, err))
+  kiln::rt::Artifact lib;
+  if (kiln::rt::Status s = lib.open(dir); !s) {
+    err = s.message();
     return false;
+  }
   inputs.clear();
-  for (int32_t i = 0, n = lib.numInputs(lib.model); i < n; ++i) {
-    kiln_tensor_info info{};
-    lib.inputInfo(lib.model, i, &info);
+  for (const kiln_tensor_info &info : lib.inputs()) {
     NamedTensor t;
     t.name = info.name;
     t.tensor.desc.dtype = static_cast<kiln::rt::DType>(info.dtype);
     t.tensor.desc.shape.assign(info.shape, info.shape + info.rank);
-    t.tensor.data.assign(bytesOf(info), 0);
+    t.tensor.data.assign(kiln::rt::tensorBytes(info), 0);
     inputs.push_back(std::move(t));
   }
   return true;
@@ -289,12 +199,12 @@ int runModel(const RunOptions &options) {
   std::string err;
   if (!prepared.prepare(options.artifactDir, options.inputs, err))
     return fail(err);
-  ModelLibrary &lib = prepared.lib;
+  const kiln::rt::ModelAbi &abi = prepared.lib.abi();
   int32_t numInputs = prepared.numInputs, numOutputs = prepared.numOutputs;
   const std::vector<kiln_tensor_info> &outInfo = prepared.outInfo;
   std::vector<kiln_tensor> &inputs = prepared.inputs, &outputs = prepared.outputs;
   std::vector<kiln::rt::HostTensor> &results = prepared.results;
-  ContextHandle ctx(lib);
+  ContextHandle ctx(prepared.lib);
   if (!prepared.execute(ctx, err))
     return fail(err);
   // --repeat/--threads: every later run, in this context or in one of its own on
@@ -309,8 +219,9 @@ int runModel(const RunOptions &options) {
     for (int32_t i = 0; i < numOutputs; ++i)
       outs[i].data = mine[i].data();
     for (int run = 0; run < runs && problem.empty(); ++run) {
-      if (lib.run(context, inputs.data(), numInputs, outs.data(), numOutputs) != KILN_OK) {
-        const char *e = lib.contextError(context);
+      if (abi.kiln_context_run(context, inputs.data(), numInputs, outs.data(),
+                               numOutputs) != KILN_OK) {
+        const char *e = abi.kiln_context_error(context);
         problem = e ? e : "run failed";
         return;
       }
@@ -328,8 +239,8 @@ int runModel(const RunOptions &options) {
   } else {
     std::vector<std::unique_ptr<ContextHandle>> contexts;
     for (int t = 0; t < options.threads; ++t) {
-      contexts.push_back(std::make_unique<ContextHandle>(lib));
-      if (!contexts.back()->context || lib.contextError(contexts.back()->context))
+      contexts.push_back(std::make_unique<ContextHandle>(prepared.lib));
+      if (contexts.back()->failed())
         return fail(contexts.back()->error());
     }
     std::vector<std::string> problems(static_cast<size_t>(options.threads));
@@ -358,33 +269,13 @@ int runModel(const RunOptions &options) {
   return 0;
 }
 
-/// An artifact's library calls (its model.cpp's kNumLibraryCalls; 0 when it has
-/// none or no model.cpp) and where they run: "host" (oneDNN), "cuda" or "cuda-sim"
-/// (cuBLASLt and cuDNN).
-std::pair<int64_t, std::string> libraryCallsOf(const std::string &dir) {
-  std::ifstream in(dir + "/model.cpp");
-  std::string line, engine = "host";
-  int64_t calls = 0;
-  const std::string key = "constexpr int kNumLibraryCalls = ";
-  while (std::getline(in, line)) {
-    if (line.find("kiln/runtime/CudaRuntime.h") != std::string::npos)
-      engine = "cuda";
-    else if (line.find("kiln/runtime/SimRuntime.h") != std::string::npos)
-      engine = "cuda-sim";
-    else if (line.rfind(key, 0) == 0)
-      calls = std::atoll(line.c_str() + key.size());
-  }
-  return {calls, engine};
-}
-
 /// One line on where an artifact's library calls run (the model's runtime loads
 /// its libraries as this process would: same environment).
-void printLibraryCalls(const std::string &dir) {
-  auto [calls, engine] = libraryCallsOf(dir);
-  if (!calls)
+void printLibraryCalls(const kiln::rt::Manifest &m) {
+  if (!m.libraryCalls)
     return;
-  long long n = static_cast<long long>(calls);
-  if (engine == "host") {
+  long long n = static_cast<long long>(m.libraryCalls);
+  if (m.libraryEngine == "onednn") {
     std::string why;
     if (kiln::rt::hostLibraryAvailable(&why))
       std::printf("library calls: %lld, on oneDNN\n", n);
@@ -392,9 +283,9 @@ void printLibraryCalls(const std::string &dir) {
       std::printf("library calls: %lld, on Kiln's kernels (%s)\n", n, why.c_str());
     return;
   }
-  // cuda pairs the mock driver with the mock libraries; cuda-sim always the mocks.
-  bool mock = engine == "cuda-sim";
-  if (engine == "cuda") {
+  // The device's libraries pair the mock driver with the mock libraries.
+  bool mock = m.libraryEngine == "cuda-mock";
+  if (!mock) {
     std::string error;
     const kiln::rt::CudaDriver *driver = kiln::rt::loadCudaDriver(error);
     mock = driver && driver->mock;
@@ -403,14 +294,15 @@ void printLibraryCalls(const std::string &dir) {
 }
 
 int benchModel(const BenchOptions &options) {
-  ModelLibrary lib;
-  std::string err;
-  if (!lib.open(options.artifactDir, err))
-    return fail(err);
-  printLibraryCalls(options.artifactDir);
+  kiln::rt::Artifact lib;
+  if (kiln::rt::Status s = lib.open(options.artifactDir); !s)
+    return fail(s.message());
+  const kiln::rt::ModelAbi &abi = lib.abi();
+  printLibraryCalls(lib.manifest());
   if (options.threads < 1)
     return fail("--threads must be at least 1");
-  int32_t numInputs = lib.numInputs(lib.model), numOutputs = lib.numOutputs(lib.model);
+  int32_t numInputs = static_cast<int32_t>(lib.inputs().size());
+  int32_t numOutputs = static_cast<int32_t>(lib.outputs().size());
   // One context and one set of tensors per thread, inputs alike.
   struct Worker {
     std::unique_ptr<ContextHandle> ctx;
@@ -422,17 +314,16 @@ int benchModel(const BenchOptions &options) {
   std::vector<Worker> workers(static_cast<size_t>(options.threads));
   for (Worker &w : workers) {
     w.ctx = std::make_unique<ContextHandle>(lib);
-    if (!w.ctx->context || lib.contextError(w.ctx->context))
+    if (w.ctx->failed())
       return fail(w.ctx->error());
     w.inputs.resize(numInputs);
     w.outputs.resize(numOutputs);
     w.storage.reserve(static_cast<size_t>(numInputs + numOutputs));
     std::mt19937 rng(0);
     for (int32_t i = 0; i < numInputs + numOutputs; ++i) {
-      kiln_tensor_info info;
-      (i < numInputs ? lib.inputInfo(lib.model, i, &info)
-                     : lib.outputInfo(lib.model, i - numInputs, &info));
-      w.storage.emplace_back(bytesOf(info), 0);
+      const kiln_tensor_info &info =
+          i < numInputs ? lib.inputs()[i] : lib.outputs()[i - numInputs];
+      w.storage.emplace_back(kiln::rt::tensorBytes(info), 0);
       // Floats get small random values; integer inputs (often indices) stay 0,
       // which is valid for every model.
       if (i < numInputs && info.dtype == KILN_F32) {
@@ -447,8 +338,8 @@ int benchModel(const BenchOptions &options) {
   }
   auto work = [&](Worker &w) {
     auto once = [&] {
-      return lib.run(w.ctx->context, w.inputs.data(), numInputs, w.outputs.data(),
-                     numOutputs) == KILN_OK;
+      return abi.kiln_context_run(w.ctx->context, w.inputs.data(), numInputs,
+                                  w.outputs.data(), numOutputs) == KILN_OK;
     };
     for (int i = 0; i < options.warmup; ++i)
       if (!once()) {

@@ -106,7 +106,6 @@ int main(int argc, char **argv) {
   compileCmd->add_option("--gpu-arch", compileRequest.targetOptions.gpuArch,
                          "cuda: " + kiln::gpuArchList() +
                              " (default: the first; the driver JITs it for newer GPUs)");
-  CLI::Option *gpuArchOption = compileCmd->get_option("--gpu-arch");
   compileCmd->add_option("--max-streams", compileRequest.maxStreams,
                          "The most streams (concurrent kernels) a run uses; 1: sequential "
                          "(default: cuda 4; host 1, its library calls use every core; with "
@@ -166,6 +165,11 @@ int main(int argc, char **argv) {
   compileCmd->add_flag("--embed-weights", compileRequest.embedWeights,
                        "Build the weights into the model (model_weights.S); create it "
                        "with no weights path");
+  compileCmd->add_option("--name", compileRequest.modelName,
+                         "Name the model (a C identifier): it exports "
+                         "kiln_model_definition_NAME instead of kiln_model_create, so "
+                         "that several models link into one program (kiln_add_model "
+                         "names each)");
   compileCmd->add_option("--emit", emitKind,
                          "src: model.h/.cpp/.o/.weights; lib: also libmodel.so");
   compileCmd->add_option("--cpu", compileRequest.targetOptions.cpu,
@@ -283,11 +287,6 @@ int main(int argc, char **argv) {
     if (emitKind != "src" && emitKind != "lib")
       return reportError("--emit '" + emitKind + "' must be src or lib");
     compileRequest.buildLibrary = emitKind == "lib";
-    std::string &deviceModel = compileRequest.targetOptions.deviceModel;
-    if (deviceModel.empty() && gpuArchOption->count() > 0) {
-      const std::string &arch = compileRequest.targetOptions.gpuArch;
-      deviceModel = arch == "sm_80" ? "a100" : arch == "sm_90" ? "h200" : "";
-    }
     for (llvm::StringRef rest = noFuse; !rest.empty();) {
       auto [rule, tail] = rest.split(',');
       if (rule != "all" && !llvm::is_contained(kiln::fusionRules(), rule))

@@ -9,22 +9,20 @@
 //   model = kiln.compile("tiny.onnx", input_shapes={"input": (1, 1, 10, 10)})
 //   out = model.run({"input": np.zeros((1, 1, 10, 10), np.float32)})["probs"]
 //
-// A compiled model is its artifact directory's libmodel.so (`--emit lib`), opened
-// with RTLD_LOCAL so that several models (each defining the same C ABI) live in one
-// process; its functions are looked up in that library. Model.run takes a context
+// A compiled model is its artifact directory, opened by the runtime's loader
+// (kiln/runtime/Artifact.h: the manifest, libmodel.so with RTLD_LOCAL so that
+// several models live in one process, the C ABI looked up there). Model.run takes a context
 // from the model's pool (one is created per concurrent caller) and runs with the
 // GIL released, so Python threads run one model at once. Every failure raises
 // kiln.Error with Kiln's own message; nothing crashes the interpreter.
 //
 //===----------------------------------------------------------------------===//
-#include "kiln/runtime/model_abi.h"
+#include "kiln/runtime/Artifact.h"
 
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
-#include <dlfcn.h>
-#include <sys/stat.h>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
@@ -39,11 +37,6 @@ namespace {
 struct KilnError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
-
-bool fileExists(const std::string &path) {
-  struct stat st;
-  return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-}
 
 /// numpy dtype of a kiln element type (bfloat16, which numpy lacks: its bits as uint16).
 py::dtype dtypeOf(int32_t code) {
@@ -83,36 +76,6 @@ int32_t codeOf(const py::dtype &dtype) {
   return -1;
 }
 
-/// A model library's C ABI, looked up in its own handle.
-struct Library {
-  void *handle = nullptr;
-#define KILN_ABI_FN(name) decltype(&::name) name = nullptr;
-  KILN_MODEL_ABI_FUNCTIONS(KILN_ABI_FN)
-#undef KILN_ABI_FN
-
-  explicit Library(const std::string &path) {
-    handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (!handle)
-      throw KilnError("cannot load " + path + ": " + dlerror());
-    auto find = [&](auto &fn, const char *name) {
-      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(handle, name));
-      if (!fn)
-        throw KilnError(path + " is not a Kiln model library: it lacks " + name);
-    };
-#define KILN_ABI_FIND(name) find(name, #name);
-    KILN_MODEL_ABI_FUNCTIONS(KILN_ABI_FIND)
-#undef KILN_ABI_FIND
-    if (kiln_abi_version() != KILN_ABI_VERSION)
-      throw KilnError(path + " has C ABI version " + std::to_string(kiln_abi_version()) +
-                      "; this module speaks version " + std::to_string(KILN_ABI_VERSION) +
-                      " (recompile the model with this Kiln)");
-  }
-  ~Library() {
-    if (handle)
-      dlclose(handle);
-  }
-};
-
 /// One input or output as the model declares it.
 struct TensorInfo {
   std::string name;
@@ -142,41 +105,19 @@ private:
 class Model : public std::enable_shared_from_this<Model> {
 public:
   Model(std::string dir) : dir(std::move(dir)) {
-    std::string lib = this->dir + "/libmodel.so";
-    if (!fileExists(lib))
-      throw KilnError(this->dir + " has no libmodel.so (compile with `--emit lib`, or "
-                                  "kiln.compile)");
-    library = std::make_unique<Library>(lib);
-    std::string weights = this->dir + "/model.weights";
-    // Without model.weights the model must have its weights built in.
-    model = library->kiln_model_create(fileExists(weights) ? weights.c_str()
-                                                                      : nullptr);
-    if (!model)
-      throw KilnError("out of memory creating the model");
-    if (library->kiln_model_status(model) != KILN_OK) {
-      std::string error = library->kiln_model_error(model);
-      library->kiln_model_destroy(model);
-      model = nullptr;
-      throw KilnError(error);
-    }
-    for (bool in : {true, false}) {
-      int32_t n = in ? library->kiln_model_num_inputs(model)
-                     : library->kiln_model_num_outputs(model);
-      for (int32_t i = 0; i < n; ++i) {
-        kiln_tensor_info info{};
-        (in ? library->kiln_model_input_info : library->kiln_model_output_info)(model, i,
-                                                                                 &info);
+    if (kiln::rt::Status s = artifact.open(this->dir); !s)
+      throw KilnError(s.message());
+    library = &artifact.abi();
+    model = artifact.model();
+    for (bool in : {true, false})
+      for (const kiln_tensor_info &info : in ? artifact.inputs() : artifact.outputs())
         (in ? inputs : outputs)
             .push_back({info.name, info.dtype,
                         std::vector<int64_t>(info.shape, info.shape + info.rank)});
-      }
-    }
   }
   ~Model() {
     for (kiln_context *c : pool)
       library->kiln_context_destroy(c);
-    if (model)
-      library->kiln_model_destroy(model);
   }
   Model(const Model &) = delete;
 
@@ -281,7 +222,8 @@ public:
   }
 
   std::string dir;
-  std::unique_ptr<Library> library;
+  kiln::rt::Artifact artifact;
+  const kiln::rt::ModelAbi *library = nullptr;
   kiln_model *model = nullptr;
   std::vector<TensorInfo> inputs, outputs;
 

@@ -5,6 +5,7 @@
 // state and release them on destruction.
 //
 //   kiln::Model model("out/model.weights");  // or kiln::Model model; with --embed-weights
+//   kiln::Model named(KILN_MODEL(classifier), path);  // a model compiled with --name
 //   if (!model.ok()) std::cerr << model.error();
 //   kiln::Context ctx(model);                // one per thread that runs the model
 //   ctx.setInput("x", x); ctx.setOutput("y", y);
@@ -28,6 +29,10 @@ public:
       : model(kiln_model_create(weightsPath.c_str())) {}
   /// A model compiled with --embed-weights: its weights are built in.
   Model() : model(kiln_model_create(nullptr)) {}
+  /// The model `definition` (KILN_MODEL(NAME) of a model compiled with --name NAME);
+  /// an empty path: its weights built in.
+  Model(const kiln_model_definition *definition, const std::string &weightsPath)
+      : model(kiln_model_create_from(definition, weightsPath.c_str())) {}
   ~Model() { kiln_model_destroy(model); }
   Model(const Model &) = delete;
   Model &operator=(const Model &) = delete;

@@ -1,10 +1,7 @@
 //===- ModelSupport.h - What generated model code calls --------*- C++ -*-===//
 //
-// The support the generated model.cpp links against (kiln_runtime): loading the
-// weights file (WeightsFormat.h), aligned host buffers, the argument checks of a
-// run, and what every target's model and context objects hold in common.
-// Generated code stays straight-line; anything that needs a loop or a message lives
-// here.
+// What the C ABI (ModelAbi.cpp) and the targets' hooks share: loading the weights
+// file (WeightsFormat.h), aligned host buffers and the argument checks of a run.
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_RUNTIME_MODELSUPPORT_H
@@ -20,21 +17,6 @@
 #include <vector>
 
 namespace kiln::rt {
-
-/// What every target's `struct kiln_model` holds besides its own: whether it
-/// loaded. Immutable after kiln_model_create.
-struct ModelBase {
-  Status status;
-};
-
-/// What every target's `struct kiln_context` holds besides its own: its model,
-/// the last call's status, and the tensors bound by name.
-struct ContextBase {
-  kiln_model *model = nullptr;
-  Status status;
-  std::vector<kiln_tensor> inputs, outputs;
-  std::vector<char> inputBound, outputBound;
-};
 
 /// A 64-byte aligned host buffer.
 struct AlignedBuffer {

@@ -34,7 +34,13 @@
 extern "C" {
 #endif
 
-#define KILN_ABI_VERSION 2
+/* Version 3 (from 2): the functions below are compiled once into kiln_runtime
+ * and work on any model; a model's code holds only its kiln_model_definition.
+ * New: kiln_model_create_from. A model compiled with `kiln compile --name NAME`
+ * (kiln_add_model always names its models) exports kiln_model_definition_NAME
+ * instead of kiln_model_create, so several models link into one program; an
+ * unnamed model and every libmodel.so export kiln_model_create as before. */
+#define KILN_ABI_VERSION 3
 
 /* Element types, numbered as ONNX's TensorProto.DataType. */
 enum {
@@ -57,6 +63,20 @@ typedef enum {
 
 typedef struct kiln_model kiln_model;
 typedef struct kiln_context kiln_context;
+/* A compiled model's constant description (its tables, its kernels). */
+typedef struct kiln_model_definition kiln_model_definition;
+
+/* The definition a model compiled with `--name NAME` exports, and its declaration:
+ *   KILN_DECLARE_MODEL(classifier);
+ *   kiln_model *m = kiln_model_create_from(KILN_MODEL(classifier), path); */
+#define KILN_MODEL(name) kiln_model_definition_##name()
+#ifdef __cplusplus
+#define KILN_DECLARE_MODEL(name) \
+  extern "C" const kiln_model_definition *kiln_model_definition_##name(void)
+#else
+#define KILN_DECLARE_MODEL(name) \
+  const kiln_model_definition *kiln_model_definition_##name(void)
+#endif
 
 /* A tensor the caller owns: dense, row-major. */
 typedef struct {
@@ -81,6 +101,10 @@ int32_t kiln_abi_version(void);
  * model compiled without). Returns NULL only when memory for the model object
  * itself cannot be allocated; otherwise check kiln_model_status. */
 kiln_model *kiln_model_create(const char *weights_path);
+/* The same for the model `definition` (KILN_MODEL(NAME)); kiln_model_create is
+ * this for the model of an unnamed model.cpp or a libmodel.so. */
+kiln_model *kiln_model_create_from(const kiln_model_definition *definition,
+                                   const char *weights_path);
 /* Destroy a model after all its contexts. */
 void kiln_model_destroy(kiln_model *model);
 /* Whether the model loaded, and why not (NULL when it did). */
