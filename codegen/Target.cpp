@@ -60,6 +60,8 @@ std::unique_ptr<Target> createTarget(llvm::StringRef name, const TargetOptions &
   return nullptr;
 }
 
+const char *referenceTargetName() { return kTargets[0].name; }
+
 std::string targetList() {
   std::string list;
   for (const TargetEntry &t : kTargets)

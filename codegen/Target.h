@@ -138,6 +138,10 @@ public:
 std::unique_ptr<Target> createTarget(llvm::StringRef name, const TargetOptions &options,
                                      std::string &error);
 
+/// The target that runs on this machine (host): the one the compiler's own checks
+/// (the precision check) build and run with.
+const char *referenceTargetName();
+
 /// "host, cuda, cuda-sim", for messages and help.
 std::string targetList();
 

@@ -180,7 +180,7 @@ std::string manifest(const Target &target, const EmitContext &ctx,
     if (std::string arch = target.getArchName(); !arch.empty())
       j.attribute("gpu_arch", arch);
     j.attribute("abi_version", KILN_ABI_VERSION);
-    j.attribute("weights_format", kWeightsMagic[7] - '0');
+    j.attribute("weights_format", rt::kWeightsMagic[7] - '0');
     j.attribute("precision", options.precision);
     j.attribute("embedded_weights", options.embedWeights);
     j.attribute("arena_bytes", static_cast<int64_t>(ctx.plan.getArenaBytes()));

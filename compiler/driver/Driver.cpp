@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/driver/Driver.h"
+#include "compiler/driver/PrecisionCheck.h"
 #include "codegen/emit/Emitter.h"
 #include "compiler/import/ModelLoader.h"
 #include "compiler/import/OnnxImporter.h"
@@ -322,6 +323,11 @@ bool inspectModel(const ModelInput &input, llvm::raw_ostream &os, std::string &e
 }
 
 bool compileModel(const CompileRequest &request, std::string &error) {
+  return compileWithPrecision(request, error);
+}
+
+bool compileOnce(const CompileRequest &request, const PrecisionOutcome &outcome,
+                 std::string &error) {
   std::optional<Phase> phase = parsePhase(request.compileTo);
   if (!phase) {
     error = "--compile-to '" + request.compileTo +
@@ -430,10 +436,10 @@ bool compileModel(const CompileRequest &request, std::string &error) {
     }
     report.phaseMillis.push_back({phaseName(p), millisSince(phaseStart)});
     if (p == Phase::Graph) {
-      report.precision = request.precisionChecked;
+      report.precision = outcome.measured;
       report.precision.mode = request.precision;
       if (options.fp16)
-        report.collectPrecision(*module, request.keepF32Reasons);
+        report.collectPrecision(*module, outcome.keepF32Reasons);
     }
     if (p == Phase::Kernels)
       report.collectKernels(*module);

@@ -93,10 +93,6 @@ struct CompileRequest {
   int fp16MaxRounds = 12;
   /// fp16: skip the host check builds (no overflow warning).
   bool precisionCheck = true;
-  /// Filled by the precision check (tools/kiln/PrecisionCheck) for the report: why
-  /// each keepF32 node is kept, and what the check measured.
-  std::map<std::string, std::string> keepF32Reasons;
-  CompileReport::Precision precisionChecked;
   /// The artifact directory, or with compileTo the IR file ("" or "-": stdout).
   std::string output;
   /// Also build libmodel.so (its C++ at -O1, or -O0 without optimizeLibrary).
@@ -125,7 +121,9 @@ struct CompileRequest {
   bool timing = false;
 };
 
-/// `kiln compile`.
+/// `kiln compile`, for every precision: fp32 as it is, fp16 and auto after the
+/// precision check (PrecisionCheck.h; full compiles only: with compileTo the IR
+/// is printed unchecked, and precisionCheck false skips it for fp16).
 bool compileModel(const CompileRequest &request, std::string &error);
 
 } // namespace kiln

@@ -12,8 +12,7 @@
 #include "tools/kiln/CompareCommand.h"
 
 #include "compiler/import/ModelLoader.h"
-#include "tools/kiln/PrecisionCheck.h"
-#include "tools/kiln/RunCommand.h"
+#include "compiler/driver/ArtifactRun.h"
 #include "compiler/import/TensorFiles.h"
 
 #include "onnx/onnx_pb.h"
@@ -38,68 +37,7 @@ int error(const std::string &message) {
   return 2;
 }
 
-/// IEEE half bits to float.
-float halfToFloat(uint16_t h) {
-  uint32_t sign = (h & 0x8000u) << 16, exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
-  float v;
-  if (exp == 0)
-    v = std::ldexp(static_cast<float>(mant), -24);
-  else if (exp == 31)
-    v = mant ? NAN : INFINITY;
-  else
-    v = std::ldexp(static_cast<float>(mant | 0x400), static_cast<int>(exp) - 25);
-  return sign ? -v : v;
-}
-
 } // namespace
-
-std::vector<double> tensorValues(const rt::HostTensor &t) {
-  size_t n = static_cast<size_t>(std::max<int64_t>(0, t.desc.numElements()));
-  std::vector<double> out(n);
-  const char *p = t.data.data();
-  auto read = [&](auto zero) {
-    using T = decltype(zero);
-    for (size_t i = 0; i < n; ++i) {
-      T v;
-      std::memcpy(&v, p + i * sizeof(T), sizeof(T));
-      out[i] = static_cast<double>(v);
-    }
-  };
-  switch (t.desc.dtype) {
-  case rt::DType::F32: read(float()); break;
-  case rt::DType::F64: read(double()); break;
-  case rt::DType::I8: read(int8_t()); break;
-  case rt::DType::I16: read(int16_t()); break;
-  case rt::DType::I32: read(int32_t()); break;
-  case rt::DType::I64: read(int64_t()); break;
-  case rt::DType::U8: read(uint8_t()); break;
-  case rt::DType::U16: read(uint16_t()); break;
-  case rt::DType::U32: read(uint32_t()); break;
-  case rt::DType::U64: read(uint64_t()); break;
-  case rt::DType::Bool: read(uint8_t()); break;
-  case rt::DType::F16:
-  case rt::DType::BF16:
-    for (size_t i = 0; i < n; ++i) {
-      uint16_t bits;
-      std::memcpy(&bits, p + i * 2, 2);
-      if (t.desc.dtype == rt::DType::F16) {
-        out[i] = halfToFloat(bits);
-      } else {
-        uint32_t f = static_cast<uint32_t>(bits) << 16;
-        float v;
-        std::memcpy(&v, &f, 4);
-        out[i] = v;
-      }
-    }
-    break;
-  }
-  return out;
-}
-
-bool isFloat(rt::DType t) {
-  return t == rt::DType::F32 || t == rt::DType::F64 || t == rt::DType::F16 ||
-         t == rt::DType::BF16;
-}
 
 namespace {
 
@@ -152,62 +90,6 @@ Difference compare(const rt::HostTensor &got, const rt::HostTensor &ref, double 
 }
 
 } // namespace
-
-bool prepareInputs(const std::string &artifacts, const std::vector<std::string> &givenSpecs,
-                   uint64_t seed, const std::string &dir, std::vector<std::string> &specs,
-                   std::string &err) {
-  std::vector<NamedTensor> inputs;
-  if (!artifactInputs(artifacts, inputs, err))
-    return false;
-  std::map<std::string, std::string> given;
-  for (const std::string &spec : givenSpecs) {
-    size_t eq = spec.find('=');
-    if (eq == std::string::npos) {
-      err = "--input '" + spec + "' is not of the form NAME=file.npy|file.pb";
-      return false;
-    }
-    given[spec.substr(0, eq)] = spec.substr(eq + 1);
-  }
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<float> normal;
-  for (NamedTensor &t : inputs) {
-    auto it = given.find(t.name);
-    if (it != given.end()) {
-      specs.push_back(t.name + "=" + it->second);
-      given.erase(it);
-      continue;
-    }
-    size_t n = static_cast<size_t>(t.tensor.desc.numElements());
-    char *p = t.tensor.data.data();
-    for (size_t i = 0; i < n; ++i) {
-      auto put = [&](auto v) { std::memcpy(p + i * sizeof(v), &v, sizeof(v)); };
-      switch (t.tensor.desc.dtype) {
-      case rt::DType::F32: put(normal(rng)); break;
-      case rt::DType::F64: put(static_cast<double>(normal(rng))); break;
-      case rt::DType::I64: put(static_cast<int64_t>(rng() % 8)); break;
-      case rt::DType::I32: put(static_cast<int32_t>(rng() % 8)); break;
-      case rt::DType::Bool: put(static_cast<uint8_t>(rng() % 2)); break;
-      case rt::DType::U8: case rt::DType::I8: put(static_cast<uint8_t>(rng() % 8)); break;
-      default:
-        err = "cannot generate input '" + t.name + "' of type " +
-              rt::dtypeName(t.tensor.desc.dtype) + ": give it with --input";
-        return false;
-      }
-    }
-    std::string path = dir + "/" + std::to_string(specs.size()) + ".npy";
-    rt::Status s = rt::writeNpy(path, t.tensor);
-    if (!s) {
-      err = s.message();
-      return false;
-    }
-    specs.push_back(t.name + "=" + path);
-  }
-  if (!given.empty()) {
-    err = "--input names '" + given.begin()->first + "', which is not an input of the model";
-    return false;
-  }
-  return true;
-}
 
 namespace {
 
@@ -315,7 +197,7 @@ int compareModel(const CompareOptions &options) {
     request.buildLibrary = true;
     request.cxx = options.cxx;
     std::string err;
-    if (!compileWithPrecision(request, err))
+    if (!compileModel(request, err))
       return error(err);
     dirs.push_back(request.output);
   }

@@ -47,19 +47,6 @@ struct CompareOptions {
 /// one is not, 2 on an error (reported as one line on stderr).
 int compareModel(const CompareOptions &options);
 
-/// The inputs of a compiled artifact (`--emit lib`) as files: those GIVEN
-/// (NAME=file.npy|.pb) as they are, the others generated into DIR as .npy from
-/// SEED (floats N(0, 1), integers in [0, 8), booleans); SPECS gets NAME=path for
-/// every input.
-bool prepareInputs(const std::string &artifacts, const std::vector<std::string> &given,
-                   uint64_t seed, const std::string &dir, std::vector<std::string> &specs,
-                   std::string &err);
-
-/// Whether `t` is a floating-point type (f16, bf16, f32, f64).
-bool isFloat(kiln::rt::DType t);
-/// A host tensor's elements as doubles (f16 and bf16 widened).
-std::vector<double> tensorValues(const kiln::rt::HostTensor &t);
-
 } // namespace kiln
 
 #endif // KILN_TOOLS_KILN_COMPARECOMMAND_H

@@ -1,8 +1,13 @@
 //===- RunCommand.h - `kiln run` and `kiln bench` ---------------*- C++ -*-===//
+//
+// The commands that execute a compiled artifact (compiler/driver/ArtifactRun.h
+// loads and runs it).
+//
+//===----------------------------------------------------------------------===//
 #ifndef KILN_TOOLS_KILN_RUNCOMMAND_H
 #define KILN_TOOLS_KILN_RUNCOMMAND_H
 
-#include "kiln/runtime/Npy.h"
+#include "compiler/driver/ArtifactRun.h"
 
 #include <string>
 #include <vector>
@@ -31,20 +36,6 @@ struct BenchOptions {
 /// Returns the process exit code; errors are reported as one line on stderr.
 int runModel(const RunOptions &options);
 int benchModel(const BenchOptions &options);
-
-struct NamedTensor {
-  std::string name;
-  kiln::rt::HostTensor tensor;
-};
-
-/// The inputs a compiled artifact (`--emit lib`) takes: names, dtypes, shapes
-/// (zero-filled data of the right size).
-bool artifactInputs(const std::string &dir, std::vector<NamedTensor> &inputs,
-                    std::string &err);
-/// Runs the artifact once on input files (NAME=path, as `kiln run --input`); its
-/// outputs, in the model's order.
-bool runArtifact(const std::string &dir, const std::vector<std::string> &inputs,
-                 std::vector<NamedTensor> &outputs, std::string &err);
 
 } // namespace kiln
 

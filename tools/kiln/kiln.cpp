@@ -14,7 +14,6 @@
 #include "compiler/driver/Driver.h"
 #include "dialects/onnx/OnnxSchemas.h"
 #include "tools/kiln/CompareCommand.h"
-#include "tools/kiln/PrecisionCheck.h"
 #include "tools/kiln/RunCommand.h"
 #include "kiln/runtime/WeightsFormat.h"
 #include "kiln/runtime/model_abi.h"
@@ -299,7 +298,7 @@ int main(int argc, char **argv) {
       compileRequest.cxx = cxx;
     compileRequest.keepInputTypes = compileRequest.keepOutputTypes = keepIoTypes;
     compileRequest.progress = !quiet && isatty(STDERR_FILENO);
-    return check(kiln::compileWithPrecision(compileRequest, error), error);
+    return check(kiln::compileModel(compileRequest, error), error);
   }
   if (compareCmd->parsed()) {
     compareOptions.targets.clear();

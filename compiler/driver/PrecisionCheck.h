@@ -15,20 +15,32 @@
 // the check's time.
 //
 //===----------------------------------------------------------------------===//
-#ifndef KILN_TOOLS_KILN_PRECISIONCHECK_H
-#define KILN_TOOLS_KILN_PRECISIONCHECK_H
+#ifndef KILN_COMPILER_DRIVER_PRECISIONCHECK_H
+#define KILN_COMPILER_DRIVER_PRECISIONCHECK_H
 
 #include "compiler/driver/Driver.h"
 
+#include <map>
 #include <string>
 
 namespace kiln {
 
-/// compileModel for every precision: fp32 as it is, fp16 and auto after the
-/// check (only for full compiles; --compile-to prints the IR unchecked, and
-/// --no-precision-check skips it for fp16).
-bool compileWithPrecision(CompileRequest request, std::string &error);
+/// What the check found, for the report: why each node it kept in f32 is kept,
+/// and what it measured.
+struct PrecisionOutcome {
+  std::map<std::string, std::string> keepF32Reasons;
+  CompileReport::Precision measured;
+};
+
+/// compileModel (Driver.h): the check where the request asks for it, then the
+/// requested build.
+bool compileWithPrecision(const CompileRequest &request, std::string &error);
+
+/// One compile exactly as `request` says (its keepF32 as given), reporting
+/// `outcome`; what the check's own builds and the final build run.
+bool compileOnce(const CompileRequest &request, const PrecisionOutcome &outcome,
+                 std::string &error);
 
 } // namespace kiln
 
-#endif // KILN_TOOLS_KILN_PRECISIONCHECK_H
+#endif // KILN_COMPILER_DRIVER_PRECISIONCHECK_H

@@ -3,11 +3,9 @@
 // This file implements compileWithPrecision (PrecisionCheck.h).
 //
 //===----------------------------------------------------------------------===//
-#include "tools/kiln/PrecisionCheck.h"
-
+#include "compiler/driver/PrecisionCheck.h"
+#include "compiler/driver/ArtifactRun.h"
 #include "compiler/import/ModelLoader.h"
-#include "tools/kiln/CompareCommand.h"
-#include "tools/kiln/RunCommand.h"
 #include "compiler/import/TensorFiles.h"
 #include "kiln/runtime/HostLibrary.h"
 
@@ -192,7 +190,7 @@ private:
     CompileRequest build;
     build.model = request.model;
     build.model.exposeAllTensors = true;
-    build.target = "host";
+    build.target = referenceTargetName();
     build.precision = b.precision;
     build.keepF32 = keep;
     // Every node output is an output: f16 ones stay f16 (a cast kernel each
@@ -215,7 +213,7 @@ private:
     };
     for (bool ran = false; !ran;) {
       auto t0 = std::chrono::steady_clock::now();
-      if (!compileModel(build, err))
+      if (!compileOnce(build, PrecisionOutcome(), err))
         return false;
       compileSeconds += since(t0);
       auto t1 = std::chrono::steady_clock::now();
@@ -279,10 +277,12 @@ private:
 
 } // namespace
 
-bool compileWithPrecision(CompileRequest request, std::string &error) {
-  if (request.precision == "fp32" || request.compileTo != "emit" ||
-      (request.precision == "fp16" && !request.precisionCheck))
-    return compileModel(request, error);
+bool compileWithPrecision(const CompileRequest &given, std::string &error) {
+  if (given.precision == "fp32" || given.compileTo != "emit" ||
+      (given.precision == "fp16" && !given.precisionCheck))
+    return compileOnce(given, PrecisionOutcome(), error);
+  CompileRequest request = given; // its keepF32 grows with the nodes the check keeps
+  PrecisionOutcome outcome;
   auto start = std::chrono::steady_clock::now();
   Graph g;
   if (!loadGraph(request.model, g, error))
@@ -302,7 +302,7 @@ bool compileWithPrecision(CompileRequest request, std::string &error) {
   std::unique_ptr<Checker::Build> f16Build = checker.start("fp16", keep, 2);
   Tensors f32, f16;
   bool ok = checker.finish(*f32Build, f32, error);
-  CompileReport::Precision &result = request.precisionChecked;
+  CompileReport::Precision &result = outcome.measured;
   // auto: a node that reads or writes values past f16's range in the f32 run
   // cannot be f16 (a Cast of its input or output overflows): f32 before any f16
   // build is measured.
@@ -324,7 +324,7 @@ bool compileWithPrecision(CompileRequest request, std::string &error) {
             m = std::max(m, it->second);
       if (m > 65504.0 && kept.insert(g.names[i]).second) {
         keep.push_back(g.names[i]);
-        request.keepF32Reasons[g.names[i]] =
+        outcome.keepF32Reasons[g.names[i]] =
             llvm::formatv("auto: range: f32 values reach {0:e1}", m).str();
         if (f16Build)
           checker.cancel(*f16Build);
@@ -407,7 +407,7 @@ bool compileWithPrecision(CompileRequest request, std::string &error) {
     for (auto &[i, why] : culprits) {
       kept.insert(g.names[i]);
       keep.push_back(g.names[i]);
-      request.keepF32Reasons[g.names[i]] = "auto: " + why;
+      outcome.keepF32Reasons[g.names[i]] = "auto: " + why;
     }
   }
   if (f16Build)
@@ -433,7 +433,7 @@ bool compileWithPrecision(CompileRequest request, std::string &error) {
   result.validationRunSeconds = checker.runSeconds;
   result.validationSeconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return compileModel(request, error);
+  return compileOnce(request, outcome, error);
 }
 
 } // namespace kiln
