@@ -9,9 +9,7 @@
 // bytes untouched; a successful one writes every byte of them.
 //
 //===----------------------------------------------------------------------===//
-#include "kiln/runtime/model_abi.h"
-
-#include <dlfcn.h>
+#include "kiln/runtime/Artifact.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -21,10 +19,7 @@
 
 namespace {
 
-struct Abi {
-#define X(f) decltype(&::f) f = nullptr;
-  KILN_MODEL_ABI_FUNCTIONS(X)
-#undef X
+struct Abi : kiln::rt::ModelAbi {
   kiln_model *model = nullptr;
   std::vector<kiln_tensor_info> inputs, outputs;
 };
@@ -38,23 +33,15 @@ Abi &abi() {
   static Abi *a = [] {
     const char *dir = std::getenv("KILN_FUZZ_MODEL_DIR");
     std::string base = dir ? dir : KILN_FUZZ_DEFAULT_MODEL_DIR;
-    void *lib = dlopen((base + "/libmodel.so").c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (!lib)
-      die(dlerror());
+    // The runtime's loader, as every tool opens an artifact; kept for the process.
+    static kiln::rt::Artifact artifact;
+    if (kiln::rt::Status s = artifact.open(base); !s)
+      die(s.message().c_str());
     auto *a = new Abi;
-#define X(f)                                                                           \
-  a->f = reinterpret_cast<decltype(&::f)>(dlsym(lib, #f));                             \
-  if (!a->f)                                                                           \
-    die("libmodel.so lacks " #f);
-    KILN_MODEL_ABI_FUNCTIONS(X)
-#undef X
-    a->model = a->kiln_model_create((base + "/model.weights").c_str());
-    if (a->kiln_model_status(a->model) != KILN_OK)
-      die(a->kiln_model_error(a->model));
-    for (int32_t i = 0; i < a->kiln_model_num_inputs(a->model); ++i)
-      a->kiln_model_input_info(a->model, i, &a->inputs.emplace_back());
-    for (int32_t i = 0; i < a->kiln_model_num_outputs(a->model); ++i)
-      a->kiln_model_output_info(a->model, i, &a->outputs.emplace_back());
+    static_cast<kiln::rt::ModelAbi &>(*a) = artifact.abi();
+    a->model = artifact.model();
+    a->inputs = artifact.inputs();
+    a->outputs = artifact.outputs();
     return a;
   }();
   return *a;

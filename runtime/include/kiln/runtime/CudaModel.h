@@ -10,6 +10,7 @@
 #define KILN_RUNTIME_CUDAMODEL_H
 
 #include "kiln/runtime/CudaRuntime.h"
+#include "kiln/runtime/LibraryCall.h"
 #include "kiln/runtime/ModelDefinition.h"
 
 namespace kiln::rt {
