@@ -184,12 +184,11 @@ TEST_CASE("a model that cannot load says why, and so do its contexts", "[abi]") 
     CHECK(kiln_model_status(m) == KILN_ERROR_LOAD);
     kiln_model_destroy(m);
   }
-  CHECK(kiln_context_create(nullptr) != nullptr); // a failed context, not a crash
-  kiln_context *c = kiln_context_create(nullptr);
+  kiln_context *c = kiln_context_create(nullptr); // a failed context, not a crash
+  REQUIRE(c != nullptr);
   CHECK(kiln_context_status(c) == KILN_ERROR_ARGUMENT);
   CHECK(kiln_context_execute(c) == KILN_ERROR_ARGUMENT);
   kiln_context_destroy(c);
-  kiln_context_destroy(kiln_context_create(nullptr));
   CHECK(kiln_context_execute(nullptr) == KILN_ERROR_ARGUMENT);
   CHECK(kiln_model_status(nullptr) == KILN_ERROR_ARGUMENT);
 }
