@@ -87,7 +87,7 @@ class Bindings(unittest.TestCase):
         self.assertIn("no such file", str(e.exception))
         with self.assertRaises(self.kiln.Error) as e:
             self.kiln.load(self.dir)
-        self.assertIn("no libmodel.so", str(e.exception))
+        self.assertIn("manifest.json not found (not a Kiln artifact", str(e.exception))
         with self.assertRaises(self.kiln.Error) as e:
             self.kiln.compile(TINY, precision="fp8")
         self.assertIn("expected fp32, fp16 or auto", str(e.exception))
@@ -103,7 +103,8 @@ class Bindings(unittest.TestCase):
     def test_corrupt_weights_are_refused(self):
         tampered = os.path.join(self.dir, "tampered")
         os.makedirs(tampered)
-        os.link(os.path.join(self.tiny.path, "libmodel.so"), os.path.join(tampered, "libmodel.so"))
+        for name in ("libmodel.so", "manifest.json"):
+            os.link(os.path.join(self.tiny.path, name), os.path.join(tampered, name))
         with open(os.path.join(self.tiny.path, "model.weights"), "rb") as f:
             data = bytearray(f.read())
         data[-1] ^= 0xFF  # one corrupted byte: the checksum must catch it
