@@ -8,7 +8,7 @@
 // and on the host's kernels.
 //
 //===----------------------------------------------------------------------===//
-#include "passes/Passes.h"
+#include "codegen/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -22,7 +22,7 @@
 
 namespace kiln {
 #define GEN_PASS_DEF_EXPANDMATH
-#include "passes/Passes.h.inc"
+#include "codegen/Passes.h.inc"
 } // namespace kiln
 
 using namespace mlir;

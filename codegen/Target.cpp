@@ -5,6 +5,10 @@
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/Target.h"
+#include "codegen/Passes.h"
+#include "codegen/cuda-sim/Passes.h"
+#include "codegen/cuda/Passes.h"
+#include "codegen/host/Passes.h"
 #include "codegen/cuda-sim/CudaSimTarget.h"
 #include "codegen/cuda/CudaTarget.h"
 #include "codegen/host/HostTarget.h"
@@ -69,6 +73,13 @@ std::string targetList() {
   return list;
 }
 
+void registerCodegenPasses() {
+  registerKilnCodegenPasses();
+  registerKilnHostPasses();
+  registerKilnCudaPasses();
+  registerKilnCudaSimPasses();
+}
+
 void registerCodegenPipelines() {
   for (const TargetEntry &t : kTargets) {
     std::string name = t.name;
@@ -81,8 +92,8 @@ void registerCodegenPipelines() {
           if (failed(parsed.parseFromString(text)))
             return failure();
           TargetOptions options;
-          options.cpu = parsed.cpu;
-          options.gpuArch = parsed.gpuArch;
+          options.host.cpu = parsed.cpu;
+          options.gpu.arch = parsed.gpuArch;
           options.contractions = parsed.contractions;
           std::string error;
           std::unique_ptr<Target> target = createTarget(name, options, error);

@@ -11,6 +11,8 @@
 #ifndef KILN_CODEGEN_TARGET_H
 #define KILN_CODEGEN_TARGET_H
 
+#include "codegen/cuda/GpuOptions.h"
+#include "codegen/host/HostOptions.h"
 #include "dialects/kiln/KilnDialect.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -23,30 +25,19 @@
 
 namespace kiln {
 
-/// Options that reach a target (each reads those that concern it).
+/// Options that reach a target: what every target reads, then each family's own,
+/// declared in its folder (each target reads those that concern it and checks them
+/// when created).
 struct TargetOptions {
-  /// host and cuda-sim: the CPU to tune for ("native": this machine).
-  std::string cpu = "native";
-  /// cuda and cuda-sim: the GPU architecture (codegen/cuda/GpuArch.h); empty: the
-  /// table's first.
-  std::string gpuArch;
-  /// cuda: capture a whole run as a CUDA graph and replay it on later runs.
-  bool cudaGraph = false;
-  /// cuda: f32 library calls may compute in TF32 on tensor cores (cuBLASLt
-  /// COMPUTE_32F_FAST_TF32, cuDNN's default math); otherwise f32 stays f32.
-  bool allowTf32 = false;
   /// Who runs the contractions (convolutions, matrix products): "auto" (the
   /// target's library where it can express the kernel, host: oneDNN), "kiln"
   /// (Kiln's own kernels) or "library" (as auto; an error on a target without one).
   std::string contractions = "auto";
-  /// host: each library call's own kernel stays in the artifact, the run's
-  /// fallback where oneDNN is missing or cannot run the call. Without them the
-  /// artifact is the library calls and the other kernels (ResNet-50: 3% of the
-  /// object code, a third of the compile time), and such a run fails, saying so.
-  bool fallbackKernels = true;
   /// The scheduler's device model (passes/plan/CostModel.h); empty: the target's
-  /// (host: this CPU; cuda, cuda-sim: h200).
+  /// (host: this CPU; cuda, cuda-sim: the architecture's, else h200).
   std::string deviceModel;
+  HostOptions host;
+  GpuOptions gpu;
 };
 
 /// What a target's kernel writer made.
@@ -144,6 +135,9 @@ const char *referenceTargetName();
 
 /// "host, cuda, cuda-sim", for messages and help.
 std::string targetList();
+
+/// Registers every codegen pass (codegen/Passes.td and each target's) for kiln-opt.
+void registerCodegenPasses();
 
 /// Registers `kiln-<target>-codegen-pipeline` for every target (kiln-opt), with the
 /// target options as pipeline options.

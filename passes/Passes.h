@@ -1,28 +1,28 @@
-//===- Passes.h - Kiln's passes --------------------------------*- C++ -*-===//
+//===- Passes.h - Kiln's target-independent passes --------------*- C++ -*-===//
 //
-// Declares every Kiln pass (generated from Passes.td) and their registration.
+// Every target-independent pass, by phase (each folder's Passes.td declares its
+// own): graph, lowering (the tensor phase), fusion (the kernels phase) and plan;
+// and their registration. The targets' codegen passes: codegen/Target.h's
+// registerCodegenPasses.
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_PASSES_PASSES_H
 #define KILN_PASSES_PASSES_H
 
-#include "dialects/kiln/KilnDialect.h"
-#include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
-#include "mlir/Dialect/MemRef/IR/MemRef.h"
-#include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Dialect/Linalg/IR/Linalg.h"
-#include "mlir/Dialect/Math/IR/Math.h"
-#include "mlir/Dialect/Tensor/IR/Tensor.h"
-#include "mlir/Pass/Pass.h"
+#include "passes/fusion/Passes.h"
+#include "passes/graph/Passes.h"
+#include "passes/lowering/Passes.h"
+#include "passes/plan/Passes.h"
 
 namespace kiln {
 
-#define GEN_PASS_DECL
-#include "passes/Passes.h.inc"
-
-#define GEN_PASS_REGISTRATION
-#include "passes/Passes.h.inc"
+/// Registers every pass of passes/ (kiln-opt).
+inline void registerKilnPasses() {
+  registerKilnGraphPasses();
+  registerKilnLoweringPasses();
+  registerKilnFusionPasses();
+  registerKilnPlanPasses();
+}
 
 } // namespace kiln
 

@@ -1,6 +1,6 @@
 //===- CudaSimTarget.cpp - The cuda-sim target ----------------------------===//
 //
-// This file implements the cuda-sim target: the cuda mapping, kiln-gpu-to-sim and
+// This file implements the cuda-sim target: the cuda mapping, kiln-simulate-gpu and
 // the host pipeline; the host object writer; and the host run writer with each
 // launch issued as its gpu stages through kiln::rt::simLaunch.
 //
@@ -10,7 +10,7 @@
 #include "codegen/cuda/GpuTarget.h"
 #include "codegen/host/HostCodegen.h"
 #include "codegen/host/HostTarget.h"
-#include "passes/Passes.h"
+#include "codegen/cuda-sim/Passes.h"
 
 using namespace mlir;
 
@@ -35,7 +35,7 @@ public:
 
   bool writeKernels(ModuleOp module, StringRef dir, KernelCode &code,
                     std::string &error) const override {
-    return writeHostKernels(module, dir, options.cpu, code, error);
+    return writeHostKernels(module, dir, options.host.cpu, code, error);
   }
 
   bool writePrologue(llvm::raw_ostream &os, const EmitContext &ctx,

@@ -2,7 +2,7 @@
 //
 // The `cuda-sim` target, a checker: the cuda target's kernels (the same
 // kiln-map-to-gpu mapping and math expansion) turned into host functions that call
-// the SIMT simulator (kiln-gpu-to-sim, runtime/SimRuntime.h), compiled like host
+// the SIMT simulator (kiln-simulate-gpu, runtime/SimRuntime.h), compiled like host
 // kernels, and run stage by stage with the geometry the mapping chose.
 //
 //===----------------------------------------------------------------------===//

@@ -1,6 +1,6 @@
 //===- SimulateGpu.cpp - The cuda kernels, for the CPU simulator -----------===//
 //
-// This file implements `kiln-gpu-to-sim` (see Passes.td), the step that makes the
+// This file implements `kiln-simulate-gpu` (see Passes.td), the step that makes the
 // `cuda-sim` target: after `kiln-map-to-gpu`, every gpu.func of `gpu.module @kiln_kernels`
 // becomes a host func.func whose GPU operations call the simulator
 // (runtime/SimRuntime.h): thread and block ids, barriers and 32-bit shuffles
@@ -12,8 +12,9 @@
 // after another), so that is an error.
 //
 //===----------------------------------------------------------------------===//
+#include "codegen/cuda-sim/SimulateGpu.h"
 #include "dialects/kiln/KilnDialect.h"
-#include "passes/Passes.h"
+#include "codegen/cuda-sim/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -27,27 +28,13 @@
 
 namespace kiln {
 #define GEN_PASS_DEF_SIMULATEGPU
-#define GEN_PASS_DEF_SIMTHREADLOCALSHARED
-#include "passes/Passes.h.inc"
+#include "codegen/cuda-sim/Passes.h.inc"
 } // namespace kiln
 
 using namespace mlir;
 using namespace kiln;
 
 namespace {
-
-/// The names of the globals that hold simulated shared memory start with this.
-constexpr llvm::StringLiteral kSimSharedPrefix = "kiln_sim_shared.";
-
-struct SimThreadLocalSharedPass
-    : kiln::impl::SimThreadLocalSharedBase<SimThreadLocalSharedPass> {
-  void runOnOperation() override {
-    getOperation().walk([](LLVM::GlobalOp g) {
-      if (g.getSymName().starts_with(kSimSharedPrefix))
-        g.setThreadLocal_(true);
-    });
-  }
-};
 
 struct SimulateGpuPass : kiln::impl::SimulateGpuBase<SimulateGpuPass> {
 

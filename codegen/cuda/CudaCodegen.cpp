@@ -13,7 +13,8 @@
 #include "codegen/cuda/CudaCodegen.h"
 
 #include "codegen/LlvmModule.h"
-#include "passes/Passes.h"
+#include "codegen/Passes.h"
+#include "codegen/cuda/Passes.h"
 
 #include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
 #include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"

@@ -10,7 +10,6 @@
 #include "codegen/cuda/CudaCodegen.h"
 #include "codegen/cuda/GpuTarget.h"
 #include "codegen/emit/GeneratedCode.h"
-#include "passes/Passes.h"
 #include "passes/plan/PlanAnalysis.h"
 
 #include <algorithm>
@@ -122,7 +121,7 @@ bool CudaTarget::writeRun(llvm::raw_ostream &os, const EmitContext &ctx,
   llvm::DenseMap<Operation *, int64_t> libraryIndex = writeLibraryCalls(os, plan);
   uint64_t workspace = libraryIndex.empty() ? 0 : arch.libraryWorkspaceBytes;
   os << "constexpr uint64_t kLibraryWorkspaceBytes = " << workspace << ";\n"
-     << "constexpr bool kAllowTf32 = " << (options.allowTf32 ? "true" : "false") << ";\n";
+     << "constexpr bool kAllowTf32 = " << (options.gpu.allowTf32 ? "true" : "false") << ";\n";
   std::string launches;
   llvm::raw_string_ostream ls(launches);
   auto io = [](const char *kind, int64_t i) {
@@ -140,7 +139,7 @@ bool CudaTarget::writeRun(llvm::raw_ostream &os, const EmitContext &ctx,
              << streamOf(&op) << ", f" << k << "));\n  if (f" << k
              << (value ? " == 1" : " == 0") << ") {\n";
         });
-    if (!close.empty() && options.cudaGraph) {
+    if (!close.empty() && options.gpu.cudaGraph) {
       error = "--cuda-graph: the plan branches on the host (an If decided at run time), "
               "which a CUDA graph cannot hold; compile without --cuda-graph";
       return false;
@@ -167,7 +166,7 @@ bool CudaTarget::writeRun(llvm::raw_ostream &os, const EmitContext &ctx,
   os << "constexpr int kNumFunctions = " << functions.size() << ";\n"
      << "constexpr int kNumStreams = " << numStreams << ";\n"
      << "constexpr int kNumEvents = " << numEvents << ";\n"
-     << "constexpr bool kUseGraph = " << (options.cudaGraph ? "true" : "false") << ";\n"
+     << "constexpr bool kUseGraph = " << (options.gpu.cudaGraph ? "true" : "false") << ";\n"
      << "using kiln::rt::CUdeviceptr;\n\n"
      << "#define KILN_RUN(x)                                                   \\\n"
      << "  do {                                                            \\\n"

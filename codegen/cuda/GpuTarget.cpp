@@ -5,7 +5,6 @@
 //===----------------------------------------------------------------------===//
 #include "codegen/cuda/GpuTarget.h"
 #include "codegen/cuda/CudaCodegen.h"
-#include "passes/Passes.h"
 
 using namespace mlir;
 
@@ -14,28 +13,39 @@ namespace kiln {
 void GpuTarget::buildKernelMappingPipeline(OpPassManager &pm) const {
   // Contractions cuBLASLt and cuDNN can run become library calls; their kernels
   // stay, the fallback where a library is missing at run time.
-  if (options.contractions != "kiln") {
-    SelectLibraryCallsOptions select;
-    select.engine = "cuda";
-    pm.addPass(createSelectLibraryCalls(select));
-  }
+  if (options.contractions != "kiln")
+    pm.addPass(createSelectLibraryCalls(cudaLibraryEngine()));
   buildGpuMappingPipeline(pm, arch.name);
+}
+
+SelectLibraryCallsOptions cudaLibraryEngine() {
+  SelectLibraryCallsOptions engine;
+  // cuBLASLt and cuDNN read and write f16 and compute in f32, but one call takes
+  // one element type: an f32 model input or output of an f16 call stays a kernel.
+  engine.uniformElementType = true;
+  // cuBLASLt's epilogues (RELU, GELU: the tanh form); cuDNN's
+  // convolution-bias-activation (Relu or none), one padding for both sides.
+  static const std::string matmul[] = {"none", "relu", "gelu_tanh"}, conv[] = {"none", "relu"};
+  engine.matmulActivations = matmul;
+  engine.convActivations = conv;
+  engine.symmetricPadding = true;
+  return engine;
 }
 
 std::string GpuTarget::getDeviceModel() const {
   if (!options.deviceModel.empty())
     return options.deviceModel;
-  return !options.gpuArch.empty() && arch.deviceModel ? arch.deviceModel : "h200";
+  return !options.gpu.arch.empty() && arch.deviceModel ? arch.deviceModel : "h200";
 }
 
 const GpuArch *checkGpuTargetOptions(StringRef name, const TargetOptions &options,
                                      std::string &error) {
-  if (!options.fallbackKernels) {
+  if (!options.host.fallbackKernels) {
     error = "--no-fallback-kernels is for the host target's library calls (not --target " +
             name.str() + ")";
     return nullptr;
   }
-  return requireGpuArch(options.gpuArch, error);
+  return requireGpuArch(options.gpu.arch, error);
 }
 
 ArrayAttr gpuStagesOf(LaunchOp launch, std::string &error) {

@@ -11,6 +11,7 @@
 
 #include "codegen/Target.h"
 #include "codegen/cuda/GpuArch.h"
+#include "passes/plan/Passes.h"
 
 namespace kiln {
 
@@ -31,6 +32,10 @@ protected:
   TargetOptions options;
   const GpuArch &arch;
 };
+
+/// What cuBLASLt and cuDNN can run (kiln-select-library-calls' options): the cuda
+/// targets' library engine.
+SelectLibraryCallsOptions cudaLibraryEngine();
 
 /// Checks the options the GPU target `name` takes and resolves its architecture;
 /// null with `error` when they are wrong.

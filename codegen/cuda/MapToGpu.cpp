@@ -18,7 +18,7 @@
 //===----------------------------------------------------------------------===//
 #include "codegen/cuda/GpuArch.h"
 #include "codegen/cuda/MappingStrategies.h"
-#include "passes/Passes.h"
+#include "codegen/cuda/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
@@ -31,7 +31,7 @@
 
 namespace kiln {
 #define GEN_PASS_DEF_MAPTOGPU
-#include "passes/Passes.h.inc"
+#include "codegen/cuda/Passes.h.inc"
 } // namespace kiln
 
 using namespace mlir;

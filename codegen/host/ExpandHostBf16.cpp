@@ -5,7 +5,7 @@
 // needs no `__truncsfbf2` from the C runtime.
 //
 //===----------------------------------------------------------------------===//
-#include "passes/Passes.h"
+#include "codegen/host/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Transforms/Passes.h"
@@ -13,7 +13,7 @@
 
 namespace kiln {
 #define GEN_PASS_DEF_EXPANDHOSTBF16
-#include "passes/Passes.h.inc"
+#include "codegen/host/Passes.h.inc"
 } // namespace kiln
 
 using namespace mlir;

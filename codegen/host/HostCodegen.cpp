@@ -8,7 +8,8 @@
 //===----------------------------------------------------------------------===//
 #include "codegen/host/HostCodegen.h"
 #include "codegen/LlvmModule.h"
-#include "passes/Passes.h"
+#include "codegen/Passes.h"
+#include "codegen/host/Passes.h"
 
 #include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"

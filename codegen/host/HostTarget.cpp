@@ -7,7 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "codegen/host/HostTarget.h"
 #include "codegen/host/HostCodegen.h"
-#include "passes/Passes.h"
+#include "passes/plan/Passes.h"
 #include "passes/plan/PlanAnalysis.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -167,11 +167,12 @@ public:
   }
 
   // Contractions oneDNN can run become library calls (their kernels stay, the
-  // fallback where the library is missing at run time).
+  // fallback where the library is missing at run time). oneDNN's post-ops take
+  // every epilogue Kiln fuses, in any mix of f32 and f16: the options' defaults.
   void buildKernelMappingPipeline(OpPassManager &pm) const override {
     if (options.contractions != "kiln") {
       SelectLibraryCallsOptions select;
-      select.fallbackKernels = options.fallbackKernels;
+      select.fallbackKernels = options.host.fallbackKernels;
       pm.addPass(createSelectLibraryCalls(select));
     }
   }
@@ -196,7 +197,7 @@ public:
 
   bool writeKernels(ModuleOp module, StringRef dir, KernelCode &code,
                     std::string &error) const override {
-    return writeHostKernels(module, dir, options.cpu, code, error);
+    return writeHostKernels(module, dir, options.host.cpu, code, error);
   }
 
   bool writePrologue(llvm::raw_ostream &os, const EmitContext &ctx,
@@ -230,7 +231,7 @@ private:
 } // namespace
 
 std::unique_ptr<Target> createHostTarget(const TargetOptions &options, std::string &error) {
-  if (!options.fallbackKernels && options.contractions == "kiln") {
+  if (!options.host.fallbackKernels && options.contractions == "kiln") {
     error = "--no-fallback-kernels is for the host target's library calls (not --target "
             "host --contractions kiln)";
     return nullptr;

@@ -1,9 +1,10 @@
 //===- Driver.h - The compile driver ---------------------------*- C++ -*-===//
 //
 // What `kiln import`, `kiln compile` and `kiln inspect` do, as a library that the
-// CLI, the Python bindings and tests call: load and check the model, import it,
-// run the phases (each timed for the report), print a phase's IR or emit the
-// artifacts for a target. Every failure is one line in `error` naming the file and,
+// CLI and the tests call (the Python package runs the kiln executable, in its own
+// process): load and check the model, import it, check fp16 against fp32 where
+// asked (PrecisionCheck.h), run the phases (each timed for the report), print a
+// phase's IR or emit the artifacts for a target. Every failure is one line in `error` naming the file and,
 // where there is one, the ONNX node; nothing here exits or throws.
 //
 //===----------------------------------------------------------------------===//
@@ -11,7 +12,8 @@
 #define KILN_COMPILER_DRIVER_DRIVER_H
 
 #include "codegen/Target.h"
-#include "compiler/pipeline/Report.h"
+#include "passes/fusion/FusionRules.h"
+#include "compiler/report/Report.h"
 
 #include "llvm/Support/raw_ostream.h"
 
@@ -53,19 +55,6 @@ bool importModel(const ImportRequest &request, std::string &error);
 
 /// `kiln inspect`: opsets, inputs and outputs, and an op histogram, to `os`.
 bool inspectModel(const ModelInput &model, llvm::raw_ostream &os, std::string &error);
-
-/// The fusion rules CompileRequest::noFuse names ("all" leaves every one out, so
-/// that each ONNX node is a kernel of its own): the graph phase's affine
-/// (kiln-fold-batchnorm, kiln-fold-affine), siblings (kiln-merge-siblings) and
-/// composites (kiln-recognize-composites); elementwise and transpose
-/// (kiln-fuse-elementwise); epilogue, pad, concat, reduction and attention
-/// (kiln-form-kernels).
-inline const std::vector<std::string> &fusionRules() {
-  static const std::vector<std::string> rules = {
-      "affine", "siblings", "composites", "elementwise", "transpose",
-      "epilogue", "pad", "concat", "reduction", "attention"};
-  return rules;
-}
 
 struct CompileRequest {
   ModelInput model;

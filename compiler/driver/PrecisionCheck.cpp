@@ -204,7 +204,7 @@ private:
     // the build is a third of the LLVM work (ResNet-50: 97% of its kernel code is
     // contractions). Should a call still need its kernel, the build is made again
     // with them (in a directory of its own: the first library stays loaded).
-    build.targetOptions.fallbackKernels = !rt::hostLibraryAvailable();
+    build.targetOptions.host.fallbackKernels = !rt::hostLibraryAvailable();
     std::vector<std::string> specs;
     std::vector<NamedTensor> outputs;
     double compileSeconds = 0, runSeconds = 0;
@@ -222,11 +222,11 @@ private:
         return false;
       ran = runArtifact(build.output, specs, outputs, err);
       runSeconds += since(t1);
-      if (!ran && build.targetOptions.fallbackKernels) {
+      if (!ran && build.targetOptions.host.fallbackKernels) {
         err = "the " + b.precision + " check build failed to run: " + err;
         return false;
       }
-      build.targetOptions.fallbackKernels = true;
+      build.targetOptions.host.fallbackKernels = true;
       build.output = b.dir + "/artifact-with-fallbacks";
     }
     std::string names;

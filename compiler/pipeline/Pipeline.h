@@ -27,13 +27,13 @@ std::optional<Phase> parsePhase(const std::string &name);
 const char *phaseName(Phase phase);
 
 struct CompileOptions {
-  /// The target whose codegen phase runs (codegen/Target.h). Besides the codegen
-  /// phase only the kernels phase reads it, for its fusion policy (whether
-  /// transposes fold into contractions); every other phase is target-independent.
+  /// The target (codegen/Target.h). The graph and tensor phases do not read it;
+  /// the kernels phase asks its fusion policy (the rules it leaves out), the plan
+  /// phase its kernel mapping (library calls, the GPU mapping), device model and
+  /// default streams, and the codegen phase is its pipeline.
   const Target *target = nullptr;
-  /// Fusion rules of the kernels phase left out: elementwise (kiln-fuse-elementwise),
-  /// transpose (its transpose folding), epilogue, pad, concat, reduction
-  /// (kiln-form-kernels), or all (one op per kernel).
+  /// Fusion rules left out (passes/fusion/FusionRules.h names them and the pass of
+  /// each), or all (one ONNX node per kernel).
   std::vector<std::string> noFuse;
   /// Scheduling (kiln-assign-streams): the most streams at once (0: the target's
   /// default), the arena budget in bytes (0: none).

@@ -86,7 +86,7 @@ def Kiln_LibraryCallAttr : AttrDef<Kiln_Dialect, "LibraryCall"> {
     missing or cannot run the call.
 
     ```mlir
-    #kiln.library_call<"conv", shape = [1, 3, 224, 224, 64, 3, 7, 7, 112, 112, 1,
+    #kiln.library_call<"conv", shape = [1, 3, 224, 224, 64, 7, 7, 112, 112, 1,
       2, 2, 1, 1, 3, 3, 3, 3], operands = [0, 1, 2, -1, 3], activation = "relu"(0.0, 0.0), scale = 1.0>
     ```
   }];
@@ -112,7 +112,7 @@ def Kiln_AttentionOp : Kiln_Op<"attention", [Pure]> {
   let summary = "Scaled dot-product attention: softmax(scale * Q Kt (masked)) V";
   let description = [{
     kiln-recognize-composites makes it from the MatMul, scale, mask, Softmax,
-    MatMul chain exporters write; convert-onnx-to-linalg lowers it to the
+    MatMul chain exporters write; kiln-convert-onnx-to-linalg lowers it to the
     contraction, row Softmax and contraction that the `attention` fusion rule
     makes one kernel. `q` is [batch..., Sq, D], `kt` the keys transposed
     [batch..., D, Sk], `v` [batch..., Sk, Dv], the result [batch..., Sq, Dv], batch

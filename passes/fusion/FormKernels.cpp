@@ -18,7 +18,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "dialects/kiln/KilnDialect.h"
-#include "passes/Passes.h"
+#include "passes/fusion/Passes.h"
 #include "passes/fusion/Rows.h"
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -31,7 +31,7 @@
 
 namespace kiln {
 #define GEN_PASS_DEF_FORMKERNELS
-#include "passes/Passes.h.inc"
+#include "passes/fusion/Passes.h.inc"
 } // namespace kiln
 
 using namespace mlir;

@@ -9,7 +9,7 @@
 // fold into the generics' loops (linalg's fold-by-collapsing).
 //
 //===----------------------------------------------------------------------===//
-#include "passes/Passes.h"
+#include "passes/fusion/Passes.h"
 
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -18,7 +18,7 @@
 
 namespace kiln {
 #define GEN_PASS_DEF_FUSEELEMENTWISE
-#include "passes/Passes.h.inc"
+#include "passes/fusion/Passes.h.inc"
 } // namespace kiln
 
 using namespace mlir;

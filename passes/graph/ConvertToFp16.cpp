@@ -11,7 +11,7 @@
 //===----------------------------------------------------------------------===//
 #include "passes/graph/ConvertToFp16.h"
 #include "dialects/onnx/OnnxDialect.h"
-#include "passes/Passes.h"
+#include "passes/graph/Passes.h"
 #include "passes/graph/EvaluateOnnx.h"
 #include "passes/graph/OnnxBuilder.h"
 
@@ -22,7 +22,7 @@
 
 namespace kiln {
 #define GEN_PASS_DEF_CONVERTTOFP16
-#include "passes/Passes.h.inc"
+#include "passes/graph/Passes.h.inc"
 } // namespace kiln
 
 using namespace mlir;

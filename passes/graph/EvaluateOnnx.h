@@ -9,6 +9,7 @@
 #ifndef KILN_PASSES_GRAPH_EVALUATEONNX_H
 #define KILN_PASSES_GRAPH_EVALUATEONNX_H
 
+#include "dialects/onnx/OnnxConstants.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Operation.h"
 
@@ -19,18 +20,6 @@ namespace kiln {
 
 /// The largest tensor the graph phase creates by folding.
 constexpr int64_t kMaxFoldElements = 1 << 16;
-
-/// The value of `v` when an onnx.Constant (any of its attribute forms) defines it
-/// and it has a static shape; null otherwise.
-mlir::ElementsAttr constantValueOf(mlir::Value v);
-
-/// The bytes of a dense_resource constant whose blob holds exactly its elements,
-/// row-major (as the importer keeps weights); empty for anything else.
-llvm::ArrayRef<char> resourceBytes(mlir::ElementsAttr attr);
-
-/// The elements of float constant `v` (any size; f16, bf16, f32 or f64), row-major;
-/// nullopt when `v` is not such a constant.
-std::optional<std::vector<double>> floatValuesOf(mlir::Value v);
 
 /// The result of onnx op `op` given its operands' values (null where not constant);
 /// null when the op is not one Kiln evaluates, an operand it needs is unknown, or the

@@ -10,13 +10,13 @@
 //
 //===----------------------------------------------------------------------===//
 #include "dialects/onnx/OnnxDialect.h"
-#include "passes/Passes.h"
+#include "passes/graph/Passes.h"
 #include "passes/graph/EvaluateOnnx.h"
 #include "passes/graph/OnnxBuilder.h"
 
 namespace kiln {
 #define GEN_PASS_DEF_FOLDAFFINE
-#include "passes/Passes.h.inc"
+#include "passes/graph/Passes.h.inc"
 } // namespace kiln
 
 using namespace mlir;

@@ -10,7 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "dialects/onnx/OnnxDialect.h"
-#include "passes/Passes.h"
+#include "passes/graph/Passes.h"
 #include "passes/graph/EvaluateOnnx.h"
 #include "passes/graph/OnnxBuilder.h"
 
@@ -18,7 +18,7 @@
 
 namespace kiln {
 #define GEN_PASS_DEF_MERGESIBLINGS
-#include "passes/Passes.h.inc"
+#include "passes/graph/Passes.h.inc"
 } // namespace kiln
 
 using namespace mlir;

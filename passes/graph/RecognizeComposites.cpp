@@ -22,17 +22,17 @@
 //
 //===----------------------------------------------------------------------===//
 #include "dialects/onnx/OnnxDialect.h"
-#include "passes/Passes.h"
+#include "passes/graph/Passes.h"
 #include "passes/graph/EvaluateOnnx.h"
 #include "passes/graph/OnnxBuilder.h"
-#include "passes/lowering/LoweringUtils.h"
+#include "dialects/onnx/OnnxConstants.h"
 #include "dialects/kiln/KilnDialect.h"
 
 #include <cmath>
 
 namespace kiln {
 #define GEN_PASS_DEF_RECOGNIZECOMPOSITES
-#include "passes/Passes.h.inc"
+#include "passes/graph/Passes.h.inc"
 } // namespace kiln
 
 using namespace mlir;

@@ -8,12 +8,12 @@
 //
 //===----------------------------------------------------------------------===//
 #include "dialects/onnx/OnnxDialect.h"
-#include "passes/Passes.h"
+#include "passes/graph/Passes.h"
 
 
 namespace kiln {
 #define GEN_PASS_DEF_REMOVEIDENTITY
-#include "passes/Passes.h.inc"
+#include "passes/graph/Passes.h.inc"
 } // namespace kiln
 
 using namespace mlir;

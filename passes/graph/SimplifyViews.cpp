@@ -13,12 +13,12 @@
 //
 //===----------------------------------------------------------------------===//
 #include "dialects/onnx/OnnxDialect.h"
-#include "passes/Passes.h"
+#include "passes/graph/Passes.h"
 #include "passes/graph/OnnxBuilder.h"
 
 namespace kiln {
 #define GEN_PASS_DEF_SIMPLIFYVIEWS
-#include "passes/Passes.h.inc"
+#include "passes/graph/Passes.h.inc"
 } // namespace kiln
 
 using namespace mlir;

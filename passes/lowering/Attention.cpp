@@ -1,6 +1,6 @@
 //===- Attention.cpp - Lower kiln.attention -------------------------------===//
 //
-// The attention family of convert-onnx-to-linalg: kiln.attention (recognized by
+// The attention family of kiln-convert-onnx-to-linalg: kiln.attention (recognized by
 // kiln-recognize-composites) becomes the batched contraction Q Kt, the scale and
 // mask, a Softmax over the last axis and the contraction P V — the generics the
 // `attention` fusion rule makes one kernel (one row per batch index and query).

@@ -7,7 +7,7 @@
 // same width.
 //
 //===----------------------------------------------------------------------===//
-#include "passes/graph/EvaluateOnnx.h"
+#include "dialects/onnx/OnnxConstants.h"
 #include "passes/lowering/LoweringUtils.h"
 
 #include "mlir/IR/BuiltinDialect.h"

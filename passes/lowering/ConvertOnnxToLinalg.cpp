@@ -1,12 +1,12 @@
 //===- ConvertOnnxToLinalg.cpp - The tensor phase --------------------------===//
 //
-// This file implements convert-onnx-to-linalg (see Passes.td): it collects every
+// This file implements kiln-convert-onnx-to-linalg (see Passes.td): it collects every
 // family's patterns and runs one partial conversion in which the onnx dialect is
 // illegal. Failure names the op that no pattern could lower.
 //
 //===----------------------------------------------------------------------===//
 #include "dialects/kiln/KilnDialect.h"
-#include "passes/Passes.h"
+#include "passes/lowering/Passes.h"
 #include "passes/lowering/LoweringUtils.h"
 
 #include "mlir/Dialect/Func/Transforms/FuncConversions.h"
@@ -16,7 +16,7 @@
 
 namespace kiln {
 #define GEN_PASS_DEF_CONVERTONNXTOLINALG
-#include "passes/Passes.h.inc"
+#include "passes/lowering/Passes.h.inc"
 } // namespace kiln
 
 using namespace mlir;

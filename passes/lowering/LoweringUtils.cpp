@@ -159,48 +159,6 @@ Value reshapeTo(OpBuilder &b, Location loc, Value value, RankedTensorType type) 
   return b.create<tensor::ExpandShapeOp>(loc, type, flat, all);
 }
 
-bool getConstantInts(Value value, SmallVectorImpl<int64_t> &out) {
-  Attribute attr;
-  if (auto c = value.getDefiningOp<onnx::ConstantOp>()) {
-    if (c.getValue())
-      attr = *c.getValue();
-    else if (c.getValueInts())
-      attr = *c.getValueInts();
-    else if (c.getValueInt())
-      attr = c.getValueIntAttr();
-  } else if (auto c = value.getDefiningOp<arith::ConstantOp>()) {
-    attr = c.getValue();
-  }
-  out.clear();
-  if (auto dense = dyn_cast_or_null<DenseIntElementsAttr>(attr)) {
-    for (const APInt &v : dense.getValues<APInt>())
-      out.push_back(v.getSExtValue());
-    return true;
-  }
-  if (auto resource = dyn_cast_or_null<DenseResourceElementsAttr>(attr)) {
-    auto type = resource.getType();
-    if (!type.getElementType().isInteger(64))
-      return false;
-    AsmResourceBlob *blob = resource.getRawHandle().getBlob();
-    if (!blob)
-      return false;
-    ArrayRef<char> data = blob->getData();
-    const int64_t *p = reinterpret_cast<const int64_t *>(data.data());
-    out.assign(p, p + data.size() / sizeof(int64_t));
-    return true;
-  }
-  if (auto array = dyn_cast_or_null<ArrayAttr>(attr)) {
-    for (Attribute a : array)
-      out.push_back(cast<IntegerAttr>(a).getInt());
-    return true;
-  }
-  if (auto i = dyn_cast_or_null<IntegerAttr>(attr)) {
-    out.push_back(i.getInt());
-    return true;
-  }
-  return false;
-}
-
 Value wrapIndex(OpBuilder &b, Location loc, Value index, int64_t dim) {
   Value idx = b.create<arith::IndexCastOp>(loc, b.getIndexType(), index);
   Value zero = b.create<arith::ConstantIndexOp>(loc, 0);

@@ -11,6 +11,7 @@
 
 #include "dialects/onnx/OnnxDialect.h"
 
+#include "dialects/onnx/OnnxConstants.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -92,10 +93,6 @@ mlir::Value reshapeTo(mlir::OpBuilder &b, mlir::Location loc, mlir::Value value,
 /// tensor.
 mlir::RankedTensorType resultTypeOf(const mlir::TypeConverter *converter,
                                     mlir::Operation *op, unsigned index = 0);
-
-/// Reads a constant integer tensor operand (an onnx.Constant or arith.constant);
-/// false when it is not a compile-time constant.
-bool getConstantInts(mlir::Value value, llvm::SmallVectorImpl<int64_t> &out);
 
 /// A run-time index into a dimension of size `dim`, counting from the end when
 /// negative (ONNX's Gather convention), as an index value; out-of-range values

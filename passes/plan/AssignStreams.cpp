@@ -22,7 +22,7 @@
 // (fewer streams) until it fits.
 //
 //===----------------------------------------------------------------------===//
-#include "passes/Passes.h"
+#include "passes/plan/Passes.h"
 #include "passes/plan/CostModel.h"
 #include "passes/plan/PlanAnalysis.h"
 
@@ -37,7 +37,7 @@
 
 namespace kiln {
 #define GEN_PASS_DEF_ASSIGNSTREAMS
-#include "passes/Passes.h.inc"
+#include "passes/plan/Passes.h.inc"
 } // namespace kiln
 
 using namespace mlir;

@@ -10,7 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "dialects/kiln/KilnDialect.h"
-#include "passes/Passes.h"
+#include "passes/plan/Passes.h"
 #include "passes/plan/PlanAnalysis.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -20,7 +20,7 @@
 
 namespace kiln {
 #define GEN_PASS_DEF_BUILDPLAN
-#include "passes/Passes.h.inc"
+#include "passes/plan/Passes.h.inc"
 } // namespace kiln
 
 using namespace mlir;

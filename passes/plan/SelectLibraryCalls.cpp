@@ -14,7 +14,7 @@
 // is marked #kiln.library_call; the kernel stays as the fallback.
 //
 //===----------------------------------------------------------------------===//
-#include "passes/Passes.h"
+#include "passes/plan/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -29,7 +29,7 @@
 
 namespace kiln {
 #define GEN_PASS_DEF_SELECTLIBRARYCALLS
-#include "passes/Passes.h.inc"
+#include "passes/plan/Passes.h.inc"
 } // namespace kiln
 
 using namespace mlir;
@@ -710,31 +710,40 @@ LibraryCallAttr matchKernel(func::FuncOp kernel) {
                               b.getF64FloatAttr(ep.beta), b.getF64FloatAttr(ep.scale));
 }
 
-/// True when `engine`'s library can run `call` of `kernel` (its fused forms and
-/// element types differ).
-bool engineRuns(StringRef engine, LibraryCallAttr call, func::FuncOp kernel) {
-  if (engine == "onednn")
-    return true;
-  // cuda: every operand f32, or every one f16 (cuBLASLt and cuDNN read and write
-  // f16 and compute in f32; an f32 model input or output of an f16 call stays a
-  // kernel).
-  Type element;
-  for (int64_t operand : call.getOperands()) {
-    if (operand < 0)
-      continue;
-    Type t = cast<MemRefType>(kernel.getArgumentTypes()[operand]).getElementType();
-    if (element && t != element)
-      return false;
-    element = t;
+/// The activations an epilogue may name (LibraryCallAttr's activation).
+constexpr llvm::StringLiteral kActivations[] = {"none", "relu", "clip", "gelu_erf",
+                                                "gelu_tanh"};
+
+/// What a library can run, from the pass's options (the target's engine
+/// description).
+struct LibraryEngine {
+  bool uniformElementType = false;
+  std::vector<std::string> matmulActivations, convActivations; // empty: all
+  bool symmetricPadding = false;
+};
+
+/// True when `library` can run `call` of `kernel` (what a library fuses, and the
+/// element types it mixes, differ).
+bool libraryRuns(const LibraryEngine &library, LibraryCallAttr call, func::FuncOp kernel) {
+  if (library.uniformElementType) {
+    Type element;
+    for (int64_t operand : call.getOperands()) {
+      if (operand < 0)
+        continue;
+      Type t = cast<MemRefType>(kernel.getArgumentTypes()[operand]).getElementType();
+      if (element && t != element)
+        return false;
+      element = t;
+    }
   }
-  // cuda: cuBLASLt's epilogues (RELU, GELU: the tanh form) and cuDNN's
-  // convolution-bias-activation (Relu or none; one padding for both sides).
-  StringRef act = call.getActivation().getValue();
-  if (call.getKind().getValue() == "matmul")
-    return act == "none" || act == "relu" || act == "gelu_tanh";
-  ArrayRef<int64_t> s = call.getShape();
-  if (act != "none" && act != "relu")
+  bool matmul = call.getKind().getValue() == "matmul";
+  const std::vector<std::string> &acts =
+      matmul ? library.matmulActivations : library.convActivations;
+  if (!acts.empty() && !llvm::is_contained(acts, call.getActivation().getValue().str()))
     return false;
+  if (matmul || !library.symmetricPadding)
+    return true;
+  ArrayRef<int64_t> s = call.getShape();
   for (int i = 0; i < 2; ++i) {
     int64_t in = s[2 + i], taps = s[5 + i], out = s[7 + i], stride = s[10 + i],
             dilation = s[12 + i], before = s[14 + i], after = s[16 + i];
@@ -750,11 +759,20 @@ struct SelectLibraryCallsPass
   using SelectLibraryCallsBase::SelectLibraryCallsBase;
 
   void runOnOperation() override {
-    if (engine != "onednn" && engine != "cuda") {
-      getOperation().emitError() << "kiln-select-library-calls: unknown engine '" << engine
-                                 << "' (onednn or cuda)";
-      return signalPassFailure();
-    }
+    LibraryEngine library;
+    library.uniformElementType = uniformElementType;
+    library.matmulActivations.assign(matmulActivations.begin(), matmulActivations.end());
+    library.convActivations.assign(convActivations.begin(), convActivations.end());
+    library.symmetricPadding = symmetricPadding;
+    for (const std::vector<std::string> *list :
+         {&library.matmulActivations, &library.convActivations})
+      for (const std::string &act : *list)
+        if (!llvm::is_contained(kActivations, act)) {
+          getOperation().emitError()
+              << "kiln-select-library-calls: unknown activation '" << act
+              << "' (none, relu, clip, gelu_erf, gelu_tanh)";
+          return signalPassFailure();
+        }
     ModuleOp module = getOperation();
     llvm::DenseMap<StringAttr, LibraryCallAttr> matched;
     module.walk([&](LaunchOp launch) {
@@ -765,7 +783,7 @@ struct SelectLibraryCallsPass
       if (it == matched.end()) {
         auto kernel = module.lookupSymbol<func::FuncOp>(name);
         LibraryCallAttr call = kernel ? matchKernel(kernel) : nullptr;
-        if (call && !engineRuns(engine, call, kernel))
+        if (call && !libraryRuns(library, call, kernel))
           call = nullptr;
         it = matched.insert({name, call}).first;
       }

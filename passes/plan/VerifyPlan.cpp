@@ -12,12 +12,12 @@
 //   - every slice lies inside the arena.
 //
 //===----------------------------------------------------------------------===//
-#include "passes/Passes.h"
+#include "passes/plan/Passes.h"
 #include "passes/plan/PlanAnalysis.h"
 
 namespace kiln {
 #define GEN_PASS_DEF_VERIFYPLAN
-#include "passes/Passes.h.inc"
+#include "passes/plan/Passes.h.inc"
 } // namespace kiln
 
 using namespace mlir;

@@ -79,11 +79,11 @@ TEST_CASE("the driver reports bad requests in one line", "[driver]") {
   CHECK(error == "--target 'tpu' is not a target (host, cuda, cuda-sim)");
 
   request.target = "cuda";
-  request.targetOptions.gpuArch = "sm_70";
+  request.targetOptions.gpu.arch = "sm_70";
   CHECK_FALSE(kiln::compileModel(request, error));
   CHECK(error == "--gpu-arch 'sm_70' is not supported (sm_80, sm_86, sm_89, sm_90)");
 
-  request.targetOptions.gpuArch = "sm_90";
+  request.targetOptions.gpu.arch = "sm_90";
   request.compileTo = "lower";
   CHECK_FALSE(kiln::compileModel(request, error));
   CHECK(error.find("--compile-to 'lower' is not a phase") == 0);

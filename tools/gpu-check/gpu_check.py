@@ -171,7 +171,7 @@ def build_model(model_dir, runtime, cxx):
 
 def load_model(model_dir):
     """(library, model handle, context handle, error) for MODEL_DIR's libmodel.so and
-    weights (C ABI 2: one context of the model runs it)."""
+    weights (C ABI 3: one context of the model runs it)."""
     m = ctypes.CDLL(os.path.join(model_dir, "libmodel.so"))
     m.kiln_model_create.restype = ctypes.c_void_p
     m.kiln_model_create.argtypes = [ctypes.c_char_p]

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/pipeline/Pipeline.h"
+#include "codegen/Target.h"
 #include "passes/Passes.h"
 
 #include "mlir/IR/DialectRegistry.h"
@@ -18,6 +19,7 @@ int main(int argc, char **argv) {
   mlir::registerCanonicalizerPass();
   mlir::registerCSEPass();
   kiln::registerKilnPasses();
+  kiln::registerCodegenPasses();
   kiln::registerPhasePipelines();
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "Kiln optimizer driver\n", registry));

@@ -102,7 +102,7 @@ int main(int argc, char **argv) {
   compileCmd->add_option("--target", compileRequest.target,
                          "Target: host (default), cuda (PTX + the CUDA runtime) or cuda-sim "
                          "(the cuda kernels run on the CPU by a SIMT simulator: a checker)");
-  compileCmd->add_option("--gpu-arch", compileRequest.targetOptions.gpuArch,
+  compileCmd->add_option("--gpu-arch", compileRequest.targetOptions.gpu.arch,
                          "cuda: " + kiln::gpuArchList() +
                              " (default: the first; the driver JITs it for newer GPUs)");
   compileCmd->add_option("--max-streams", compileRequest.maxStreams,
@@ -151,15 +151,15 @@ int main(int argc, char **argv) {
                          "library (as auto; an error where the target has none)")
       ->check(CLI::IsMember({"auto", "kiln", "library"}));
   compileCmd->add_flag("--fallback-kernels,!--no-fallback-kernels",
-                       compileRequest.targetOptions.fallbackKernels,
+                       compileRequest.targetOptions.host.fallbackKernels,
                        "host: each library call's own kernel stays in the artifact, run "
                        "where oneDNN is missing or cannot run the call (default); without: "
                        "a smaller artifact, compiled in a third less time, whose runs "
                        "fail there");
-  compileCmd->add_flag("--allow-tf32", compileRequest.targetOptions.allowTf32,
+  compileCmd->add_flag("--allow-tf32", compileRequest.targetOptions.gpu.allowTf32,
                        "cuda: f32 library calls (cuBLASLt, cuDNN) may round their inputs "
                        "to TF32 on tensor cores (default: f32 stays f32)");
-  compileCmd->add_flag("--cuda-graph", compileRequest.targetOptions.cudaGraph,
+  compileCmd->add_flag("--cuda-graph", compileRequest.targetOptions.gpu.cudaGraph,
                        "cuda: capture a whole run as a CUDA graph, replay it on later runs");
   compileCmd->add_flag("--embed-weights", compileRequest.embedWeights,
                        "Build the weights into the model (model_weights.S); create it "
@@ -171,7 +171,7 @@ int main(int argc, char **argv) {
                          "names each)");
   compileCmd->add_option("--emit", emitKind,
                          "src: model.h/.cpp/.o/.weights; lib: also libmodel.so");
-  compileCmd->add_option("--cpu", compileRequest.targetOptions.cpu,
+  compileCmd->add_option("--cpu", compileRequest.targetOptions.host.cpu,
                          "Host CPU to tune for (default: native)");
   compileCmd->add_flag("--no-fuse{all}", noFuse,
                        "Leave fusion out, for comparison: --no-fuse (one op per kernel) "

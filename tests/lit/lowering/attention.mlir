@@ -1,4 +1,4 @@
-// RUN: kiln-opt %s --convert-onnx-to-linalg | FileCheck %s
+// RUN: kiln-opt %s --kiln-convert-onnx-to-linalg | FileCheck %s
 
 // kiln.attention: the contraction Q Kt (reduction last), the scale and keep-mask,
 // Softmax over the last axis (max, exp, sum, divide), the contraction P V.

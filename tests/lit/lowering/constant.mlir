@@ -1,4 +1,4 @@
-// RUN: kiln-opt %s --convert-onnx-to-linalg | FileCheck %s
+// RUN: kiln-opt %s --kiln-convert-onnx-to-linalg | FileCheck %s
 
 // CHECK-LABEL: func.func @constants
 // CHECK: arith.constant dense<[1.000000e+00, 2.000000e+00]> : tensor<2xf32>

@@ -1,4 +1,4 @@
-// RUN: kiln-opt %s --convert-onnx-to-linalg | FileCheck %s
+// RUN: kiln-opt %s --kiln-convert-onnx-to-linalg | FileCheck %s
 // The control-flow family (passes/lowering/ControlFlow.cpp).
 
 // A Scan (as kiln-decompose makes of a recurrent op) becomes an scf.for over the

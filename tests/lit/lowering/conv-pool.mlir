@@ -1,4 +1,4 @@
-// RUN: kiln-opt %s --convert-onnx-to-linalg | FileCheck %s
+// RUN: kiln-opt %s --kiln-convert-onnx-to-linalg | FileCheck %s
 
 // A grouped convolution: padded input, one generic over (n, f, c, kh, kw, oh, ow)
 // whose input channel is (f floordiv M/group) * C/group + c.

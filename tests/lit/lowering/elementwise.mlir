@@ -1,4 +1,4 @@
-// RUN: kiln-opt %s --convert-onnx-to-linalg | FileCheck %s
+// RUN: kiln-opt %s --kiln-convert-onnx-to-linalg | FileCheck %s
 // Elementwise ops become one linalg.generic each; broadcasting is in the maps;
 // unsigned integers become signless and pick unsigned arith ops.
 

@@ -1,4 +1,4 @@
-// RUN: kiln-opt %s --convert-onnx-to-linalg | FileCheck %s
+// RUN: kiln-opt %s --kiln-convert-onnx-to-linalg | FileCheck %s
 // Tensors generated from shapes and positions (passes/lowering/Generators.cpp).
 
 // CHECK-LABEL: func.func @shape_of

@@ -1,4 +1,4 @@
-// RUN: kiln-opt %s --convert-onnx-to-linalg | FileCheck %s
+// RUN: kiln-opt %s --kiln-convert-onnx-to-linalg | FileCheck %s
 // Data-dependent indexing (passes/lowering/Indexing.cpp).
 
 // CHECK-LABEL: func.func @gather

@@ -1,4 +1,4 @@
-// RUN: kiln-opt %s --convert-onnx-to-linalg | FileCheck %s
+// RUN: kiln-opt %s --kiln-convert-onnx-to-linalg | FileCheck %s
 // The loss family (passes/lowering/Loss.cpp).
 
 // NegativeLogLikelihoodLoss, mean with class weights and ignore_index: per target

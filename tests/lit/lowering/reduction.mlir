@@ -1,4 +1,4 @@
-// RUN: kiln-opt %s --convert-onnx-to-linalg | FileCheck %s
+// RUN: kiln-opt %s --kiln-convert-onnx-to-linalg | FileCheck %s
 
 // CHECK-LABEL: func.func @reduce_mean_v13
 // CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "reduction", "parallel"]

@@ -1,4 +1,4 @@
-// RUN: kiln-opt %s --convert-onnx-to-linalg | FileCheck %s
+// RUN: kiln-opt %s --kiln-convert-onnx-to-linalg | FileCheck %s
 // Resize (passes/lowering/Resample.cpp).
 
 // Resize, linear, half_pixel: source coordinate (o + 0.5) / scale - 0.5, then the

@@ -1,4 +1,4 @@
-// RUN: kiln-opt %s --convert-onnx-to-linalg -split-input-file -verify-diagnostics
+// RUN: kiln-opt %s --kiln-convert-onnx-to-linalg -split-input-file -verify-diagnostics
 
 module attributes {onnx.opset = 17 : i64} {
   func.func @no_pattern(%a: tensor<4xf32>) -> tensor<4xf32> {

@@ -1,4 +1,4 @@
-// RUN: kiln-opt %s --convert-onnx-to-linalg | FileCheck %s
+// RUN: kiln-opt %s --kiln-convert-onnx-to-linalg | FileCheck %s
 // Views and copies (passes/lowering/Views.cpp).
 
 // CHECK-DAG: #[[REV:.*]] = affine_map<(d0) -> (-d0 + 4)>

@@ -8,8 +8,8 @@
 // occupancy over that schedule (every buffer as offset x lifetime, live bytes per step).
 //
 //===----------------------------------------------------------------------===//
-#ifndef KILN_COMPILER_PIPELINE_REPORT_H
-#define KILN_COMPILER_PIPELINE_REPORT_H
+#ifndef KILN_COMPILER_REPORT_REPORT_H
+#define KILN_COMPILER_REPORT_REPORT_H
 
 #include "mlir/IR/BuiltinOps.h"
 
@@ -113,4 +113,4 @@ struct CompileReport {
 
 } // namespace kiln
 
-#endif // KILN_COMPILER_PIPELINE_REPORT_H
+#endif // KILN_COMPILER_REPORT_REPORT_H

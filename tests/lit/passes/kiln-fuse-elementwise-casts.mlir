@@ -1,4 +1,4 @@
-// RUN: kiln-opt %s --convert-onnx-to-linalg --kiln-fuse-elementwise | FileCheck %s
+// RUN: kiln-opt %s --kiln-convert-onnx-to-linalg --kiln-fuse-elementwise | FileCheck %s
 
 // The Cast of a graph input to f16 before a padded Conv (what --precision fp16
 // makes of the first layer): the pad moves before the conversion (its zero

@@ -1,4 +1,4 @@
-// RUN: kiln-opt %s --convert-onnx-to-linalg --kiln-fuse-elementwise | FileCheck %s
+// RUN: kiln-opt %s --kiln-convert-onnx-to-linalg --kiln-fuse-elementwise | FileCheck %s
 
 // Two f16 MatMuls (f32 accumulators, accumulator policy) meet in a residual Add:
 // the Add can be the epilogue of one contraction only, so the other's truncf

@@ -1,4 +1,4 @@
-//===- MemoryPlan.cpp - Place the arena's slices and the weights ----------===//
+//===- PlanMemory.cpp - Place the arena's slices and the weights ----------===//
 //
 // This file implements kiln-plan-memory (see Passes.td): liveness over the
 // schedule's happens-before order (PlanAnalysis.h), slices placed greedily with
@@ -6,12 +6,12 @@
 // arena size, the live lower bound and the naive sum so reports can compare.
 //
 //===----------------------------------------------------------------------===//
-#include "passes/Passes.h"
+#include "passes/plan/Passes.h"
 #include "passes/plan/PlanAnalysis.h"
 
 namespace kiln {
 #define GEN_PASS_DEF_PLANMEMORY
-#include "passes/Passes.h.inc"
+#include "passes/plan/Passes.h.inc"
 } // namespace kiln
 
 using namespace mlir;

@@ -1,4 +1,4 @@
-// RUN: kiln-opt --kiln-map-to-gpu --kiln-gpu-to-sim %s | FileCheck %s
+// RUN: kiln-opt --kiln-map-to-gpu --kiln-simulate-gpu %s | FileCheck %s
 // The cuda-sim target: the mapped gpu.funcs become host functions that call the
 // SIMT simulator; shared memory becomes globals; the plan says which stages
 // synchronize (their threads run as fibers).

@@ -1,4 +1,4 @@
-//===- OrderHostLoops.cpp - Contraction loops in a vectorizable order -----===//
+//===- HostLoopOrder.cpp - Contraction loops in a vectorizable order -----===//
 //
 // This file implements kiln-host-loop-order (see Passes.td): a generic with
 // reduction loops whose output's innermost dim is contiguous in every buffer that
@@ -9,7 +9,7 @@
 // reduction in the same order: results are bitwise unchanged.
 //
 //===----------------------------------------------------------------------===//
-#include "passes/Passes.h"
+#include "codegen/host/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -19,7 +19,7 @@
 
 namespace kiln {
 #define GEN_PASS_DEF_HOSTLOOPORDER
-#include "passes/Passes.h.inc"
+#include "codegen/host/Passes.h.inc"
 } // namespace kiln
 
 using namespace mlir;

@@ -1,4 +1,4 @@
-// RUN: kiln-opt --kiln-gpu-to-sim --split-input-file --verify-diagnostics %s
+// RUN: kiln-opt --kiln-simulate-gpu --split-input-file --verify-diagnostics %s
 // What the SIMT simulator cannot take is an error at the op, not a wrong simulation.
 
 module attributes {gpu.container_module} {

@@ -4,7 +4,7 @@
 // kernels phase and the plan, and its JSON and HTML writers.
 //
 //===----------------------------------------------------------------------===//
-#include "compiler/pipeline/Report.h"
+#include "compiler/report/Report.h"
 #include "dialects/kiln/KilnDialect.h"
 #include "passes/graph/ConvertToFp16.h"
 #include "passes/plan/PlanAnalysis.h"

@@ -1,4 +1,4 @@
-//===- ParallelizeHost.cpp - Host kernels on every core -------------------===//
+//===- HostParallel.cpp - Host kernels on every core -------------------===//
 //
 // This file implements kiln-host-parallel (see Passes.td): each kernel's top-level
 // scf.parallel loops with enough work are outlined into a function of a range of
@@ -14,7 +14,7 @@
 // too, one hand-off per step.
 //
 //===----------------------------------------------------------------------===//
-#include "passes/Passes.h"
+#include "codegen/host/Passes.h"
 
 #include "mlir/Conversion/LLVMCommon/MemRefBuilder.h"
 #include "mlir/Conversion/LLVMCommon/TypeConverter.h"
@@ -32,7 +32,7 @@
 
 namespace kiln {
 #define GEN_PASS_DEF_HOSTPARALLEL
-#include "passes/Passes.h.inc"
+#include "codegen/host/Passes.h.inc"
 } // namespace kiln
 
 using namespace mlir;

@@ -1,0 +1,22 @@
+//===- GpuOptions.h - The options of the GPU targets ------------*- C++ -*-===//
+#ifndef KILN_CODEGEN_CUDA_GPUOPTIONS_H
+#define KILN_CODEGEN_CUDA_GPUOPTIONS_H
+
+#include <string>
+
+namespace kiln {
+
+/// What the cuda and cuda-sim targets read.
+struct GpuOptions {
+  /// The GPU architecture (GpuArch.h); empty: the table's first.
+  std::string arch;
+  /// cuda: capture a whole run as a CUDA graph and replay it on later runs.
+  bool cudaGraph = false;
+  /// cuda: f32 library calls may compute in TF32 on tensor cores (cuBLASLt
+  /// COMPUTE_32F_FAST_TF32, cuDNN's default math); otherwise f32 stays f32.
+  bool allowTf32 = false;
+};
+
+} // namespace kiln
+
+#endif // KILN_CODEGEN_CUDA_GPUOPTIONS_H

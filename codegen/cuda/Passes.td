@@ -1,0 +1,53 @@
+//===- Passes.td - The cuda targets' mapping pass -*- tablegen -*-===//
+//
+// The cuda targets' mapping pass.
+// Each pass has one .cpp here named after it and a lit test tests/lit/passes/<flag>.mlir;
+// `kiln-opt --help` shows these descriptions.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_CODEGEN_CUDA_PASSES_TD
+#define KILN_CODEGEN_CUDA_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def MapToGpu : Pass<"kiln-map-to-gpu", "mlir::ModuleOp"> {
+  let summary = "Map kernel functions to gpu.funcs (blocks, threads, shared memory)";
+  let description = [{
+    The first step of the cuda and cuda-sim codegen phases. Every kernel function
+    (memref arguments, linalg ops) becomes one or more `gpu.func`s in
+    `gpu.module @kiln_kernels`, one per top-level linalg op (a stage), mapped by
+    the first strategy that fits: tiled contraction (GEMM, batched GEMM,
+    convolution as implicit GEMM), block reduction, thread per output. The
+    gpu.module records the architecture (`#nvvm.target`); each `kiln.launch`
+    records its stages (`#kiln.gpu_stage`: function, grid, block, whether it
+    synchronizes) and, when they need kernel-internal buffers, an arena slice for
+    them (`scratch`). Block reductions become
+    shuffles and shared memory (gpu.all_reduce lowering).
+
+    Before:
+    ```mlir
+    func.func @k0(%x: memref<1024xf32>, %y: memref<1024xf32>) attributes {kiln.kernel} {
+      linalg.generic {...} ins(%x) outs(%y) { ... }
+    }
+    kiln.plan @main { ... kiln.launch @k0(%x, %y) stream 0 ... }
+    ```
+    After:
+    ```mlir
+    gpu.module @kiln_kernels [#nvvm.target<chip = "sm_80", features = "+ptx70">] {
+      gpu.func @k0_s0(%x: memref<1024xf32>, %y: memref<1024xf32>) kernel { ... }
+    }
+    kiln.plan @main { ... kiln.launch @k0(%x, %y) stream 0 {gpu_stages = [
+        #kiln.gpu_stage<"k0_s0", grid = [1, 1, 1], block = [256, 1, 1], sync = false>]} ... }
+    ```
+  }];
+  let options = [
+    Option<"gpuArch", "gpu-arch", "std::string", /*default=*/"\"sm_80\"",
+           "The GPU architecture, one of the table in codegen/cuda/GpuArch.cpp">,
+  ];
+  let dependentDialects = ["mlir::gpu::GPUDialect", "mlir::scf::SCFDialect",
+                           "mlir::arith::ArithDialect", "mlir::cf::ControlFlowDialect",
+                           "mlir::memref::MemRefDialect", "mlir::math::MathDialect",
+                           "mlir::NVVM::NVVMDialect"];
+}
+
+#endif // KILN_CODEGEN_CUDA_PASSES_TD
