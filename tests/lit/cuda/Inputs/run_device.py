@@ -4,26 +4,14 @@ caller pointer that is not 16-byte aligned is refused with a message naming it.
 usage: run_device.py MOCK_DRIVER ARTIFACT_DIR  (KILN_CUDA_DRIVER must name the mock too)
 """
 import ctypes
+import os
 import sys
 
-
-class Tensor(ctypes.Structure):
-    _fields_ = [("dtype", ctypes.c_int32), ("rank", ctypes.c_int32),
-                ("shape", ctypes.POINTER(ctypes.c_int64)), ("data", ctypes.c_void_p)]
-
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "Inputs"))
+from kiln_abi import Tensor, load  # noqa: E402
 
 mock = ctypes.CDLL(sys.argv[1], mode=ctypes.RTLD_GLOBAL)
-lib = ctypes.CDLL(sys.argv[2] + "/libmodel.so")
-lib.kiln_model_create.restype = ctypes.c_void_p
-lib.kiln_model_error.restype = ctypes.c_char_p
-lib.kiln_model_error.argtypes = [ctypes.c_void_p]
-lib.kiln_model_create.argtypes = [ctypes.c_char_p]
-lib.kiln_context_create.restype = ctypes.c_void_p
-lib.kiln_context_create.argtypes = [ctypes.c_void_p]
-lib.kiln_context_error.restype = ctypes.c_char_p
-lib.kiln_context_error.argtypes = [ctypes.c_void_p]
-lib.kiln_context_run_device.argtypes = [ctypes.c_void_p, ctypes.POINTER(Tensor), ctypes.c_int32,
-                                        ctypes.POINTER(Tensor), ctypes.c_int32, ctypes.c_void_p]
+lib = load(sys.argv[2])
 model = lib.kiln_model_create((sys.argv[2] + "/model.weights").encode())
 assert not lib.kiln_model_error(model), lib.kiln_model_error(model)
 context = lib.kiln_context_create(model)

@@ -5,34 +5,14 @@ model that failed to load, and several contexts of one model on threads at once.
 usage: context_api.py ARTIFACT_DIR  (the mlp model of mlp.onnxtxt)
 """
 import ctypes
+import os
 import sys
 import threading
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "Inputs"))
+from kiln_abi import Tensor, load, tensor  # noqa: E402
 
-class Tensor(ctypes.Structure):
-    _fields_ = [("dtype", ctypes.c_int32), ("rank", ctypes.c_int32),
-                ("shape", ctypes.POINTER(ctypes.c_int64)), ("data", ctypes.c_void_p)]
-
-
-lib = ctypes.CDLL(sys.argv[1] + "/libmodel.so")
-vp, cp, i32 = ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int32
-for name, res, args in [("kiln_model_create", vp, [cp]), ("kiln_model_status", i32, [vp]),
-                        ("kiln_model_error", cp, [vp]), ("kiln_model_destroy", None, [vp]),
-                        ("kiln_model_input_index", i32, [vp, cp]),
-                        ("kiln_model_output_index", i32, [vp, cp]),
-                        ("kiln_context_create", vp, [vp]), ("kiln_context_destroy", None, [vp]),
-                        ("kiln_context_status", i32, [vp]), ("kiln_context_error", cp, [vp]),
-                        ("kiln_context_set_input", i32, [vp, cp, ctypes.POINTER(Tensor)]),
-                        ("kiln_context_set_output", i32, [vp, cp, ctypes.POINTER(Tensor)]),
-                        ("kiln_context_execute", i32, [vp]), ("kiln_abi_version", i32, [])]:
-    fn = getattr(lib, name)
-    fn.restype, fn.argtypes = res, args
-
-
-def tensor(shape, values):
-    data = (ctypes.c_float * len(values))(*values)
-    dims = (ctypes.c_int64 * len(shape))(*shape)
-    return Tensor(1, len(shape), dims, ctypes.cast(data, ctypes.c_void_p)), data, dims
+lib = load(sys.argv[1])
 
 
 def err(ctx):
