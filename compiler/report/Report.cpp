@@ -164,10 +164,10 @@ void CompileReport::collectPlan(ModuleOp module) {
     branchConditions = static_cast<int64_t>(conditions.size());
   });
   // Traffic: every buffer a launch takes, read or written once (of a table read
-  // only by loads in linalg bodies, the elements loaded); FLOPs: the ops of
-  // each linalg body times its loop trip count.
+  // only by loads in linalg bodies, the elements loaded). FLOPs: the launch's own
+  // count (kiln-build-plan's, what the cost model prices: the ops of each linalg
+  // body times its trip count), which outlives the GPU mapping of its kernel.
   auto bytesOf = [](Value v) { return bufferBytes(cast<MemRefType>(v.getType())); };
-  llvm::StringMap<int64_t> kernelFlops;
   // Per kernel, the bytes it reads of each argument (a gathered table: its rows).
   llvm::StringMap<SmallVector<int64_t>> argumentBytes;
   for (auto fn : module.getOps<func::FuncOp>()) {
@@ -180,18 +180,6 @@ void CompileReport::collectPlan(ModuleOp module) {
                          ? all
                          : all / elems * elementsRead(a, elems));
     }
-    int64_t total = 0;
-    fn.walk([&](linalg::LinalgOp op) {
-      int64_t trips = iterations(op);
-      int64_t ops = 0;
-      for (Region &region : op->getRegions())
-        region.walk([&](Operation *inner) {
-          if (!isa<linalg::YieldOp, linalg::IndexOp, arith::ConstantOp>(inner))
-            ++ops;
-        });
-      total += trips * ops;
-    });
-    kernelFlops[fn.getName()] = total;
   }
   bytesRead = bytesWritten = flops = 0;
   kernelTraffic.clear();
@@ -204,7 +192,7 @@ void CompileReport::collectPlan(ModuleOp module) {
       else
         launch.bytesRead += i < args.size() ? std::min(args[i], bytesOf(v)) : bytesOf(v);
     }
-    launch.flops = kernelFlops.lookup(l.getKernel());
+    launch.flops = static_cast<int64_t>(l.getFlops().value_or(0));
     if (LibraryCallAttr library = l.getLibraryAttr()) {
       libraryKernels[l.getKernel().str()] = library.getKind().str();
       ++libraryCalls;

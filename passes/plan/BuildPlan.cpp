@@ -37,21 +37,6 @@ int64_t byteSize(MemRefType type) {
   return type.getNumElements() * ((bits + 7) / 8);
 }
 
-/// Arithmetic of one run of the kernel, for the scheduler's cost model: each
-/// linalg op's iterations (times those of the time loops around it) times the ops
-/// of its body.
-int64_t estimateFlops(kiln::KernelOp kernel) {
-  int64_t flops = 0;
-  kernel.getBody().walk([&](linalg::LinalgOp op) {
-    int64_t trips = kiln::iterations(op);
-    int64_t body = 0;
-    for (Operation &inner : op->getRegion(0).front().without_terminator())
-      body += isa<arith::ConstantOp>(inner) ? 0 : 1;
-    flops += trips * std::max<int64_t>(body, 1);
-  });
-  return flops;
-}
-
 /// Per kernel result, the kernel input it may be written over (-1: none): the
 /// kernel is one all-parallel linalg.generic that reads that input only at the
 /// element it writes (the same indexing map), and nothing else reads it.
@@ -208,7 +193,7 @@ struct PlanBuilder {
       }
       auto launch =
           pb.create<kiln::LaunchOp>(kernel.getLoc(), name, operands, kernel.getInputs().size());
-      launch.setFlops(estimateFlops(kernel));
+      launch.setFlops(countFlops(kernel));
       SmallVector<int64_t> inPlace = inPlaceCandidates(kernel);
       if (llvm::any_of(inPlace, [](int64_t i) { return i >= 0; }))
         launch.setInPlace(inPlace);

@@ -29,6 +29,20 @@ int64_t iterations(Operation *op) {
   return trips;
 }
 
+int64_t countFlops(Operation *root) {
+  int64_t total = 0;
+  root->walk([&](linalg::LinalgOp op) {
+    int64_t ops = 0;
+    for (Region &region : op->getRegions())
+      region.walk([&](Operation *inner) {
+        if (!isa<linalg::YieldOp, linalg::IndexOp, arith::ConstantOp>(inner))
+          ++ops;
+      });
+    total += iterations(op) * ops;
+  });
+  return total;
+}
+
 int64_t streamOf(Operation *op) {
   if (auto l = dyn_cast<LaunchOp>(op))
     return l.getStream();

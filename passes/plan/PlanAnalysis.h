@@ -31,6 +31,12 @@ namespace kiln {
 /// the trip counts of the time loops (scf.for) around it.
 int64_t iterations(mlir::Operation *op);
 
+/// The arithmetic of everything under `root` (a kernel): the ops of each linalg
+/// body (no yield, index or constant: a fill computes nothing) times its
+/// iterations. kiln-build-plan sets it on each launch (`flops`); the cost model and
+/// the report read it there.
+int64_t countFlops(mlir::Operation *root);
+
 /// The stream a plan op runs on (launch, copy, record, wait); -1 for others.
 int64_t streamOf(mlir::Operation *op);
 

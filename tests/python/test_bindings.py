@@ -49,6 +49,11 @@ class Bindings(unittest.TestCase):
         (i,), (o,) = self.tiny.inputs, self.tiny.outputs
         self.assertEqual((i.name, i.dtype, i.shape), ("input", np.dtype("float32"), (1, 1, 10, 10)))
         self.assertEqual((o.name, o.dtype, o.shape), ("probs", np.dtype("float32"), (1, 10)))
+        m = self.tiny.manifest
+        self.assertEqual((m["target"], m["precision"], m["abi_version"]),
+                         ("host", "fp32", self.kiln.abi_version))
+        self.assertEqual(m["library_calls"], 2)  # the conv and the matmul, on oneDNN
+        self.assertEqual(m["library_engine"], "onednn")
 
     def test_tiny_equals_kiln_run(self):
         x = np.load(TINY_INPUT)

@@ -270,6 +270,24 @@ PYBIND11_MODULE(_kiln, m) {
       .def_readonly("path", &Model::dir)
       .def_readonly("inputs", &Model::inputs)
       .def_readonly("outputs", &Model::outputs)
+      .def_property_readonly(
+          "manifest",
+          [](const Model &self) {
+            const kiln::rt::Manifest &m = self.artifact.manifest();
+            py::dict d;
+            d["name"] = m.name;
+            d["target"] = m.target;
+            d["gpu_arch"] = m.gpuArch;
+            d["abi_version"] = m.abiVersion;
+            d["weights_format"] = m.weightsFormat;
+            d["precision"] = m.precision;
+            d["embedded_weights"] = m.embeddedWeights;
+            d["library_calls"] = m.libraryCalls;
+            d["library_engine"] = m.libraryEngine;
+            return d;
+          },
+          "What the artifact's manifest.json says: target, gpu_arch, abi_version, "
+          "weights_format, precision, library calls and their engine")
       .def("run", &Model::run, py::arg("inputs"),
            "Runs the model on {name: ndarray} (every input, exact dtype and shape); "
            "returns {name: ndarray}. Thread-safe: concurrent calls run on contexts "
