@@ -127,6 +127,15 @@ bool importModel(const ImportRequest &request, std::string &error) {
 }
 
 bool compileModel(const CompileRequest &request, std::string &error) {
+  // The name goes into the model's symbols: checked before any work is done.
+  const std::string &name = request.modelName;
+  bool identifier = name.empty() || !std::isdigit(static_cast<unsigned char>(name[0]));
+  for (char c : name)
+    identifier = identifier && (std::isalnum(static_cast<unsigned char>(c)) || c == '_');
+  if (!identifier) {
+    error = "model name '" + name + "' is not a C identifier";
+    return false;
+  }
   return compileWithPrecision(request, error);
 }
 
@@ -264,16 +273,8 @@ bool compileOnce(const CompileRequest &request, const PrecisionOutcome &outcome,
   EmitOptions emit;
   emit.outputDir = request.output;
   emit.precision = request.precision;
-  if (!request.modelName.empty()) {
-    bool identifier = !std::isdigit(static_cast<unsigned char>(request.modelName[0]));
-    for (char c : request.modelName)
-      identifier = identifier && (std::isalnum(static_cast<unsigned char>(c)) || c == '_');
-    if (!identifier) {
-      error = "model name '" + request.modelName + "' is not a C identifier";
-      return false;
-    }
+  if (!request.modelName.empty())
     emit.modelName = request.modelName;
-  }
   emit.embedWeights = request.embedWeights;
   emit.buildLibrary = request.buildLibrary;
   emit.optimizeLibrary = request.optimizeLibrary;

@@ -151,11 +151,12 @@ private:
       out.kind = Json::String;
       return string(out.string);
     }
-    if (literal("true") || literal("false")) {
-      out.kind = Json::Bool;
-      out.boolean = s[pos - 1] == 'e' && s[pos - 4] == 't';
-      return true;
-    }
+    for (bool value : {true, false})
+      if (literal(value ? "true" : "false")) {
+        out.kind = Json::Bool;
+        out.boolean = value;
+        return true;
+      }
     if (literal("null"))
       return true;
     char *end = nullptr;

@@ -20,6 +20,8 @@ struct CudaModelState : ModelState {
 
 struct CudaContextState : ContextState {
   CudaContext cuda;
+  /// A run's device pointers, kept so that a run allocates nothing.
+  std::vector<CUdeviceptr> inPtrs, outPtrs, bindings;
 };
 
 Status load(const kiln_model_definition &d, AlignedBuffer weights,
@@ -57,7 +59,8 @@ Status createContext(const kiln_model_definition &d, const ModelState &model,
 Status run(const kiln_model_definition &d, const ModelState &, ContextState &context,
            const kiln_tensor *in, kiln_tensor *out, bool staged, void *stream) {
   const auto &p = *static_cast<const CudaProgram *>(d.program);
-  CudaContext &c = static_cast<CudaContextState &>(context).cuda;
+  auto &state = static_cast<CudaContextState &>(context);
+  CudaContext &c = state.cuda;
   // Kernels take every buffer as 16-byte aligned (vector loads and stores).
   for (int32_t i = 0; !staged && i < d.numInputs + d.numOutputs; ++i) {
     bool isInput = i < d.numInputs;
@@ -69,7 +72,11 @@ Status run(const kiln_model_definition &d, const ModelState &, ContextState &con
                            KILN_ERROR_ARGUMENT);
   }
   Status s = Status::ok();
-  std::vector<CUdeviceptr> inPtrs(d.numInputs + 1), outPtrs(d.numOutputs + 1), bindings;
+  std::vector<CUdeviceptr> &inPtrs = state.inPtrs, &outPtrs = state.outPtrs,
+                           &bindings = state.bindings;
+  inPtrs.assign(d.numInputs + 1, 0);
+  outPtrs.assign(d.numOutputs + 1, 0);
+  bindings.clear();
   for (int32_t i = 0; s && i < d.numInputs; ++i) {
     inPtrs[i] = staged ? c.stagedInput(i) : reinterpret_cast<CUdeviceptr>(in[i].data);
     if (staged)
