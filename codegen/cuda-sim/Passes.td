@@ -30,7 +30,7 @@ def SimulateGpu : Pass<"kiln-simulate-gpu", "mlir::ModuleOp"> {
     ```
   }];
   let dependentDialects = ["mlir::func::FuncDialect", "mlir::arith::ArithDialect",
-                           "mlir::memref::MemRefDialect"];
+                           "mlir::memref::MemRefDialect", "mlir::vector::VectorDialect"];
 }
 
 def SimThreadLocalShared : Pass<"kiln-sim-thread-local-shared", "mlir::ModuleOp"> {

@@ -3,8 +3,9 @@
 // This file implements `kiln-simulate-gpu` (see Passes.td), the step that makes the
 // `cuda-sim` target: after `kiln-map-to-gpu`, every gpu.func of `gpu.module @kiln_kernels`
 // becomes a host func.func whose GPU operations call the simulator
-// (runtime/SimRuntime.h): thread and block ids, barriers and 32-bit shuffles
-// become kiln_sim_* calls, workgroup (shared) memory becomes one global buffer
+// (runtime/SimRuntime.h): thread and block ids, barriers, 32-bit shuffles and the
+// warp's tensor-core operations (nvgpu.mma.sync m16n8k16, each lane passing its
+// fragment registers) become kiln_sim_* calls, workgroup (shared) memory becomes one global buffer
 // per attribution (the simulator runs one block at a time). The host codegen
 // pipeline then compiles the functions like any host kernel. What runs is exactly
 // the cuda target's mapping, up to the NVVM lowering. A stage that synchronizes
@@ -21,6 +22,8 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/Pass/Pass.h"
 
@@ -56,6 +59,51 @@ struct SimulateGpuPass : kiln::impl::SimulateGpuBase<SimulateGpuPass> {
     return b.create<arith::IndexCastOp>(loc, b.getIndexType(), v);
   }
 
+  /// nvgpu.mma.sync m16n8k16 (f16 or bf16 multiplicands, f32 accumulators): each
+  /// lane passes its registers (A: 4 x 32 bits, B: 2 x 32 bits, C: 4 floats) to
+  /// kiln_sim_mma_m16n8k16, which waits for the warp and computes the warp's
+  /// product by the PTX ISA's fragment layout; kiln_sim_mma_result(i) is the
+  /// lane's i-th result register.
+  LogicalResult convertMma(OpBuilder &b, ModuleOp module, nvgpu::MmaSyncOp mma) {
+    Location at = mma.getLoc();
+    Type i32 = b.getI32Type(), f32 = b.getF32Type();
+    std::array<int64_t, 3> shape = mma.getMmaShapeAsArray();
+    VectorType aType = mma.getMatrixA().getType(), bType = mma.getMatrixB().getType();
+    VectorType cType = mma.getMatrixC().getType();
+    Type elem = aType.getElementType();
+    if (shape != std::array<int64_t, 3>{16, 8, 16} || !(elem.isF16() || elem.isBF16()) ||
+        aType != VectorType::get({4, 2}, elem) || bType != VectorType::get({2, 2}, elem) ||
+        cType != VectorType::get({2, 2}, f32) || mma.getTf32Enabled())
+      return mma.emitError("the simulator takes mma.sync m16n8k16 with f16 or bf16 "
+                           "multiplicands and f32 accumulators only");
+    SmallVector<Value> args{b.create<arith::ConstantIntOp>(at, elem.isBF16() ? 1 : 0, 32)};
+    auto registers = [&](Value v, int64_t n) {
+      for (int64_t r = 0; r < n; ++r) {
+        Value pair = b.create<vector::ExtractOp>(at, v, r);
+        Value bits = b.create<vector::BitCastOp>(at, VectorType::get({1}, i32), pair);
+        args.push_back(b.create<vector::ExtractOp>(at, bits, 0));
+      }
+    };
+    registers(mma.getMatrixA(), 4);
+    registers(mma.getMatrixB(), 2);
+    for (int64_t r = 0; r < 2; ++r)
+      for (int64_t e = 0; e < 2; ++e)
+        args.push_back(b.create<vector::ExtractOp>(at, mma.getMatrixC(), ArrayRef<int64_t>{r, e}));
+    SmallVector<Type> argTypes(7, i32);
+    argTypes.append(4, f32);
+    b.create<func::CallOp>(at, declare(module, "kiln_sim_mma_m16n8k16", argTypes, {}), args);
+    func::FuncOp result = declare(module, "kiln_sim_mma_result", {i32}, {f32});
+    Value d = b.create<arith::ConstantOp>(at, b.getZeroAttr(cType));
+    for (int64_t i = 0; i < 4; ++i) {
+      Value v = b.create<func::CallOp>(at, result,
+                                       ValueRange{b.create<arith::ConstantIntOp>(at, i, 32)})
+                    .getResult(0);
+      d = b.create<vector::InsertOp>(at, v, d, ArrayRef<int64_t>{i / 2, i % 2});
+    }
+    mma.getRes().replaceAllUsesWith(d);
+    return success();
+  }
+
   /// Converts `kernel`; `synchronizes` says whether it had barriers or shuffles.
   LogicalResult convert(ModuleOp module, gpu::GPUFuncOp kernel, bool &synchronizes) {
     OpBuilder b(module.getContext());
@@ -70,7 +118,7 @@ struct SimulateGpuPass : kiln::impl::SimulateGpuBase<SimulateGpuPass> {
     SmallVector<memref::GlobalOp> globals;
     for (auto [i, attribution] : llvm::enumerate(shared)) {
       for (Operation *user : attribution.getUsers())
-        if (!isa<memref::LoadOp, memref::StoreOp>(user))
+        if (!isa<memref::LoadOp, memref::StoreOp, vector::LoadOp>(user))
           return user->emitError("shared memory used by an op the simulator does not take");
       auto type = cast<MemRefType>(attribution.getType());
       globals.push_back(b.create<memref::GlobalOp>(
@@ -133,6 +181,12 @@ struct SimulateGpuPass : kiln::impl::SimulateGpuBase<SimulateGpuPass> {
         shuffle.getShuffleResult().replaceAllUsesWith(r);
         shuffle.getValid().replaceAllUsesWith(
             b.create<arith::CmpIOp>(at, arith::CmpIPredicate::ne, valid, zero));
+      } else if (auto mma = dyn_cast<nvgpu::MmaSyncOp>(op)) {
+        if (failed(convertMma(b, module, mma))) {
+          result = failure();
+          return WalkResult::interrupt();
+        }
+        synchronizes = true;
       } else if (isa<gpu::ReturnOp>(op)) {
         b.create<func::ReturnOp>(at);
       } else if (op->getDialect() && isa<gpu::GPUDialect>(op->getDialect())) {

@@ -4,7 +4,7 @@
 // kiln-map-to-gpu (for the architecture its gpu-arch option names) and
 // kiln-expand-math, the gpu.module is lowered with upstream passes (affine/scf
 // to cf, strided metadata, gpu + arith + memref + math to NVVM/LLVM with the bare
-// pointer calling convention). emitPtx copies the module's LLVM-dialect contents
+// pointer calling convention; nvgpu's mma.sync to NVVM's). emitPtx copies the module's LLVM-dialect contents
 // into a module of their own, translates them to LLVM IR, links libdevice only if
 // a function still needs it, and compiles for the chip and PTX features of the
 // gpu.module's #nvvm.target.
@@ -19,6 +19,7 @@
 #include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
 #include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
 #include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
+#include "mlir/Conversion/NVGPUToNVVM/NVGPUToNVVM.h"
 #include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -72,6 +73,9 @@ void buildCudaCodegenPipeline(OpPassManager &pm) {
   gpu.addPass(memref::createExpandStridedMetadataPass());
   gpu.addPass(createLowerAffinePass());
   gpu.addPass(createCanonicalizerPass());
+  // The tensor-core kernels' nvgpu.mma.sync → nvvm.mma.sync (their vector
+  // fragments are lowered with the rest by convert-gpu-to-nvvm).
+  gpu.addPass(createConvertNVGPUToNVVMPass());
   ConvertGpuOpsToNVVMOpsOptions nvvm;
   nvvm.useBarePtrCallConv = true;
   nvvm.indexBitwidth = 64;

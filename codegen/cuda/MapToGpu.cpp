@@ -5,7 +5,7 @@
 // linalg ops) becomes one or more `gpu.func`s in `gpu.module @kiln_kernels` — one
 // per top-level linalg op (a "stage"), launched in order on the kernel's stream.
 // StageBuilder prepares the kernel; each stage is mapped by the first strategy
-// that fits (MappingStrategies.h): tiled contraction, block reduction, thread per
+// that fits (MappingStrategies.h): tensor-core contraction, tiled contraction, block reduction, thread per
 // output. Independent consecutive stages with one block shape (a Concat's
 // producers) are then merged into one launch.
 //
@@ -51,7 +51,8 @@ LogicalResult mapStages(StageBuilder &builder, const GpuArch &arch) {
     return success();
   for (linalg::GenericOp op : builder.getStageOps()) {
     LoopDims dims(op);
-    if (mapTiledContraction(builder, op, dims, arch.tile))
+    if (mapTensorCoreContraction(builder, op, dims) ||
+        mapTiledContraction(builder, op, dims, arch.tile))
       continue;
     std::optional<Combiner> combiner = matchCombiner(op);
     bool wide = dims.length >= 256 || (dims.length >= 32 && dims.outputs < 4096);

@@ -2,6 +2,10 @@
 //
 // kiln-map-to-gpu maps each stage by the first strategy that fits, in this order:
 //
+//   tensor-core        (TensorCoreContraction.cpp) a contraction whose operands are
+//   contraction        f16 or bf16 (after conversions of each operand alone) and whose
+//                      accumulator is f32: warps of mma.sync m16n8k16 (nvgpu), the
+//                      epilogue applied to the accumulator registers.
 //   tiled contraction  (TiledContraction.cpp) two operands combined over reduction
 //                      dims into an output whose parallel dims split into rows
 //                      (only the first operand) and columns (only the second):
@@ -27,9 +31,63 @@
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 
+#include <functional>
 #include <optional>
 
 namespace kiln {
+
+/// A contraction's loop dims split by operand: the rows (dims only the row operand
+/// indexes), the columns (only the column operand: the side holding the output's
+/// innermost dim) and the batch (both, or the output only); the reduction is
+/// `LoopDims::red`.
+struct ContractionDims {
+  unsigned rowOperand = 0, colOperand = 1;
+  llvm::SmallVector<unsigned> rowDims, colDims, batch;
+  int64_t rows = 0, cols = 0, k = 0, batches = 0;
+};
+
+/// `op`'s dims as a contraction of two memref operands into one output (GEMM,
+/// batched GEMM, convolution as implicit GEMM: no linalg.index, only the operands,
+/// the accumulator and constants flowing into the body, each operand read once);
+/// nullopt when it is not one.
+std::optional<ContractionDims> splitContraction(mlir::linalg::GenericOp op,
+                                                const LoopDims &dims);
+
+/// One operand's tile of a contraction, staged into shared memory K step by K step.
+struct OperandTile {
+  unsigned operand;                  // the linalg operand
+  llvm::ArrayRef<unsigned> outerDims; // its non-reduction dims (rows or columns)
+  mlir::Value base;                  // the block's first outer index
+  int64_t outerSize, outerTile;      // the outer extent, and the tile's
+  /// Storage: buf[outer][k] (K innermost) or buf[k][outer].
+  bool kInner;
+  /// The walk: consecutive threads along the outer dims (where the operand is
+  /// contiguous along them) or along K.
+  bool walkOuter;
+  /// Applied to each loaded element before it is stored (a conversion to the
+  /// tile's element type); null: stored as loaded.
+  std::function<mlir::Value(mlir::OpBuilder &, mlir::Value)> convert;
+};
+
+/// Stages `tile` for the K step starting at `k0` (`kt` deep, of `k`): the block's
+/// `threads` threads load its elements in turn from `tid`, several consecutive
+/// ones at a time where the operand runs contiguously along the walk (16 bytes
+/// at most), zero outside the operand. `loopIdx` holds the batch indices.
+void stageOperandTile(StageBuilder &builder, mlir::OpBuilder &b, mlir::linalg::GenericOp op,
+                      const LoopDims &dims, const OperandTile &tile, mlir::Value buf,
+                      mlir::Value k0, int64_t kt, mlir::Value tid, int64_t threads,
+                      llvm::SmallVectorImpl<mlir::Value> &loopIdx);
+
+/// Sets `loopIdx` at `dims` to `linear` delinearized over their ranges.
+void setLoopDims(mlir::OpBuilder &b, mlir::Location loc, llvm::ArrayRef<int64_t> ranges,
+                 llvm::ArrayRef<unsigned> dims, mlir::Value linear,
+                 llvm::SmallVectorImpl<mlir::Value> &loopIdx);
+
+/// Builds the stage with warps of tensor-core mma.sync when its operands are f16
+/// or bf16 into an f32 accumulator and it is large enough; false (nothing built)
+/// otherwise.
+bool mapTensorCoreContraction(StageBuilder &builder, mlir::linalg::GenericOp op,
+                              const LoopDims &dims);
 
 /// Builds the stage as a tiled contraction of at most `maxTile` (the architecture's);
 /// false (nothing built) when it is not one.

@@ -16,8 +16,9 @@ def MapToGpu : Pass<"kiln-map-to-gpu", "mlir::ModuleOp"> {
     The first step of the cuda and cuda-sim codegen phases. Every kernel function
     (memref arguments, linalg ops) becomes one or more `gpu.func`s in
     `gpu.module @kiln_kernels`, one per top-level linalg op (a stage), mapped by
-    the first strategy that fits: tiled contraction (GEMM, batched GEMM,
-    convolution as implicit GEMM), block reduction, thread per output. The
+    the first strategy that fits: tensor-core contraction (f16/bf16 operands,
+    f32 accumulator: warps of `nvgpu.mma.sync`), tiled contraction (GEMM,
+    batched GEMM, convolution as implicit GEMM), block reduction, thread per output. The
     gpu.module records the architecture (`#nvvm.target`); each `kiln.launch`
     records its stages (`#kiln.gpu_stage`: function, grid, block, whether it
     synchronizes) and, when they need kernel-internal buffers, an arena slice for
@@ -47,7 +48,8 @@ def MapToGpu : Pass<"kiln-map-to-gpu", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::gpu::GPUDialect", "mlir::scf::SCFDialect",
                            "mlir::arith::ArithDialect", "mlir::cf::ControlFlowDialect",
                            "mlir::memref::MemRefDialect", "mlir::math::MathDialect",
-                           "mlir::NVVM::NVVMDialect"];
+                           "mlir::NVVM::NVVMDialect", "mlir::nvgpu::NVGPUDialect",
+                           "mlir::vector::VectorDialect"];
 }
 
 #endif // KILN_CODEGEN_CUDA_PASSES_TD

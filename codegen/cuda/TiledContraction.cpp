@@ -64,26 +64,24 @@ int64_t vectorWidth(StageBuilder &builder, linalg::GenericOp op, unsigned operan
 
 } // namespace
 
-bool mapTiledContraction(StageBuilder &builder, linalg::GenericOp op, const LoopDims &dims,
-                         const ContractionTile &maxTile) {
+std::optional<ContractionDims> splitContraction(linalg::GenericOp op, const LoopDims &dims) {
   if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1)
-    return false;
+    return std::nullopt;
   Block &body = op.getRegion().front();
   if (!body.getArgument(0).hasOneUse() || !body.getArgument(1).hasOneUse() ||
       !body.getOps<linalg::IndexOp>().empty())
-    return false;
+    return std::nullopt;
   // Only the operands and the accumulator may flow into the body.
   for (Operation &inner : body.without_terminator())
     for (Value v : inner.getOperands())
       if (v.getParentBlock() != &body && !v.getDefiningOp<arith::ConstantOp>())
-        return false;
+        return std::nullopt;
   for (OpOperand *in : op.getDpsInputOperands())
     if (!isa<MemRefType>(in->get().getType()))
-      return false;
+      return std::nullopt;
   const SmallVector<int64_t> &ranges = dims.ranges;
-  const SmallVector<unsigned> &par = dims.par, &red = dims.red;
-  if (red.empty())
-    return false;
+  if (dims.red.empty())
+    return std::nullopt;
   auto dimsOf = [&](AffineMap map) {
     llvm::SmallBitVector used(ranges.size());
     for (AffineExpr e : map.getResults())
@@ -95,31 +93,110 @@ bool mapTiledContraction(StageBuilder &builder, linalg::GenericOp op, const Loop
   };
   llvm::SmallBitVector a = dimsOf(op.getMatchingIndexingMap(op.getDpsInputOperand(0)));
   llvm::SmallBitVector bb = dimsOf(op.getMatchingIndexingMap(op.getDpsInputOperand(1)));
-  SmallVector<unsigned> onlyA, onlyB, batch;
-  for (unsigned d : par) {
+  SmallVector<unsigned> onlyA, onlyB;
+  ContractionDims c;
+  for (unsigned d : dims.par) {
     if (a[d] && !bb[d])
       onlyA.push_back(d);
     else if (bb[d] && !a[d])
       onlyB.push_back(d);
     else
-      batch.push_back(d);
+      c.batch.push_back(d);
   }
   if (onlyA.empty() || onlyB.empty())
-    return false;
-  int64_t sizeA = product(sizesOf(ranges, onlyA)), sizeB = product(sizesOf(ranges, onlyB));
-  int64_t k = dims.length, nb = product(sizesOf(ranges, batch));
-  if (sizeA < kThreads || sizeB < kThreads || k < kThreads || nb > 65535)
-    return false;
-  // Columns (threadIdx.x) take the side holding the output's innermost dim.
+    return std::nullopt;
+  // Columns (threadIdx.x, the mma's N) take the side holding the output's innermost
+  // dim: stores along it coalesce.
   AffineMap outMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
   bool aIsColumns = false;
   if (outMap.getNumResults() > 0)
     if (auto last = dyn_cast<AffineDimExpr>(outMap.getResults().back()))
       aIsColumns = llvm::is_contained(onlyA, last.getPosition());
-  unsigned rowOperand = aIsColumns ? 1 : 0, colOperand = aIsColumns ? 0 : 1;
-  SmallVector<unsigned> rowDims = aIsColumns ? onlyB : onlyA;
-  SmallVector<unsigned> colDims = aIsColumns ? onlyA : onlyB;
-  int64_t rows = product(sizesOf(ranges, rowDims)), cols = product(sizesOf(ranges, colDims));
+  c.rowOperand = aIsColumns ? 1 : 0;
+  c.colOperand = aIsColumns ? 0 : 1;
+  c.rowDims = aIsColumns ? onlyB : onlyA;
+  c.colDims = aIsColumns ? onlyA : onlyB;
+  c.rows = product(sizesOf(ranges, c.rowDims));
+  c.cols = product(sizesOf(ranges, c.colDims));
+  c.k = dims.length;
+  c.batches = product(sizesOf(ranges, c.batch));
+  return c;
+}
+
+void setLoopDims(OpBuilder &b, Location loc, ArrayRef<int64_t> ranges, ArrayRef<unsigned> dims,
+                 Value linear, SmallVectorImpl<Value> &loopIdx) {
+  SmallVector<Value> v = delinearize(b, loc, linear, sizesOf(ranges, dims));
+  for (auto [i, d] : llvm::enumerate(dims))
+    loopIdx[d] = v[i];
+}
+
+void stageOperandTile(StageBuilder &builder, OpBuilder &b, linalg::GenericOp op,
+                      const LoopDims &dims, const OperandTile &tile, Value buf, Value k0,
+                      int64_t kt, Value tid, int64_t threads, SmallVectorImpl<Value> &loopIdx) {
+  Location loc = op.getLoc();
+  auto addC = [&](OpBuilder &ob, Value x, int64_t c) -> Value {
+    return c ? ob.create<arith::AddIOp>(loc, x, cIndex(ob, loc, c)).getResult() : x;
+  };
+  auto lt = [&](OpBuilder &ob, Value x, int64_t bound) -> Value {
+    return ob.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, x, cIndex(ob, loc, bound));
+  };
+  // The walk: consecutive threads along the operand's contiguous side, the outer
+  // dims (kFirst: the tile's rows are K steps) or K.
+  bool kFirst = tile.walkOuter;
+  ArrayRef<unsigned> red = dims.red;
+  Type stored = cast<MemRefType>(buf.getType()).getElementType();
+  // The block's threads load the tile's elements in turn, `w` consecutive ones
+  // each, group g = tid + threads * r, zero outside the operand. The group's first
+  // element decides the bounds (vectorWidth: the extents are multiples of w), and
+  // its w loads are adjacent and 16-byte aligned: LLVM merges them into
+  // ld.global.v4.
+  int64_t inner = kFirst ? tile.outerTile : kt;
+  int64_t w = vectorWidth(builder, op, tile.operand, kFirst ? tile.outerDims : red,
+                          kFirst ? tile.outerSize : dims.length, inner,
+                          tile.outerTile * kt / threads);
+  for (int64_t r = 0; r < tile.outerTile * kt / (threads * w); ++r) {
+    Value e = b.create<arith::MulIOp>(loc, addC(b, tid, threads * r), cIndex(b, loc, w));
+    Value hi = b.create<arith::DivUIOp>(loc, e, cIndex(b, loc, inner));
+    Value lo = b.create<arith::RemUIOp>(loc, e, cIndex(b, loc, inner));
+    Value kk = kFirst ? hi : lo, o = kFirst ? lo : hi;
+    Value outer = b.create<arith::AddIOp>(loc, tile.base, o);
+    Value kIdx = b.create<arith::AddIOp>(loc, k0, kk);
+    Value ok = b.create<arith::AndIOp>(loc, lt(b, outer, tile.outerSize), lt(b, kIdx, dims.length));
+    auto ifOp = b.create<scf::IfOp>(loc, SmallVector<Type>(w, stored), ok, true);
+    OpBuilder tb = ifOp.getThenBodyBuilder();
+    SmallVector<Value> loaded, zeros;
+    for (int64_t j = 0; j < w; ++j) {
+      setLoopDims(tb, loc, dims.ranges, tile.outerDims, kFirst ? addC(tb, outer, j) : outer,
+                  loopIdx);
+      setLoopDims(tb, loc, dims.ranges, red, kFirst ? kIdx : addC(tb, kIdx, j), loopIdx);
+      Value v = builder.loadOperand(tb, op, *op.getDpsInputOperand(tile.operand), loopIdx);
+      loaded.push_back(tile.convert ? tile.convert(tb, v) : v);
+    }
+    tb.create<scf::YieldOp>(loc, loaded);
+    OpBuilder eb = ifOp.getElseBodyBuilder();
+    zeros.assign(w, eb.create<arith::ConstantOp>(loc, eb.getZeroAttr(stored)).getResult());
+    eb.create<scf::YieldOp>(loc, zeros);
+    for (int64_t j = 0; j < w; ++j) {
+      Value oj = kFirst ? addC(b, o, j) : o, kj = kFirst ? kk : addC(b, kk, j);
+      b.create<memref::StoreOp>(loc, ifOp.getResult(j), buf,
+                                tile.kInner ? ValueRange{oj, kj} : ValueRange{kj, oj});
+    }
+  }
+}
+
+bool mapTiledContraction(StageBuilder &builder, linalg::GenericOp op, const LoopDims &dims,
+                         const ContractionTile &maxTile) {
+  std::optional<ContractionDims> c = splitContraction(op, dims);
+  if (!c)
+    return false;
+  Block &body = op.getRegion().front();
+  const SmallVector<int64_t> &ranges = dims.ranges;
+  const SmallVector<unsigned> &red = dims.red;
+  const SmallVector<unsigned> &batch = c->batch, &rowDims = c->rowDims, &colDims = c->colDims;
+  unsigned rowOperand = c->rowOperand, colOperand = c->colOperand;
+  int64_t rows = c->rows, cols = c->cols, k = c->k, nb = c->batches;
+  if (rows < kThreads || cols < kThreads || k < kThreads || nb > 65535)
+    return false;
   // The tile: halved while a smaller one covers the problem as well.
   int64_t tm = maxTile.rows, tn = maxTile.cols, kt = maxTile.k;
   while (tm > 1 && kThreads * tm / 2 >= rows)
@@ -180,10 +257,9 @@ bool mapTiledContraction(StageBuilder &builder, linalg::GenericOp op, const Loop
   for (auto [i, d] : llvm::enumerate(batch))
     loopIdx[d] = batchIdx[i];
   auto setDims = [&](OpBuilder &ob, ArrayRef<unsigned> dims, Value linear) {
-    SmallVector<Value> v = delinearize(ob, loc, linear, sizesOf(ranges, dims));
-    for (auto [i, d] : llvm::enumerate(dims))
-      loopIdx[d] = v[i];
+    setLoopDims(ob, loc, ranges, dims, linear, loopIdx);
   };
+
   // The accumulators (row-major over i, j) start from the output (or the folded
   // fill) where in range.
   Type accType = body.getArgument(2).getType();
@@ -205,46 +281,15 @@ bool mapTiledContraction(StageBuilder &builder, linalg::GenericOp op, const Loop
   {
     OpBuilder lb = OpBuilder::atBlockBegin(kLoop.getBody());
     Value k0 = kLoop.getInductionVar();
-    // Stage the tile `buf` (outerSize x kt, or kt x outerSize with `kFirst`): the
-    // block's threads load its elements in turn, `w` consecutive ones each, group
-    // g = tid + 256 r, zero outside the operand. The group's first element decides
-    // the bounds (vectorWidth: the extents are multiples of w), and its w loads
-    // are adjacent and 16-byte aligned: LLVM merges them into ld.global.v4.
-    auto stageTile = [&](unsigned operand, Value buf, ArrayRef<unsigned> dims, Value base,
-                         int64_t outerSize, int64_t outerTile, bool kFirst) {
-      Type elem = cast<MemRefType>(buf.getType()).getElementType();
-      int64_t inner = kFirst ? outerTile : kt;
-      int64_t w = vectorWidth(builder, op, operand, kFirst ? dims : ArrayRef<unsigned>(red),
-                              kFirst ? outerSize : k, inner, outerTile * kt / threads);
-      for (int64_t r = 0; r < outerTile * kt / (threads * w); ++r) {
-        Value e = mulC(lb, addC(lb, tid, threads * r), w);
-        Value hi = lb.create<arith::DivUIOp>(loc, e, cIndex(lb, loc, inner));
-        Value lo = lb.create<arith::RemUIOp>(loc, e, cIndex(lb, loc, inner));
-        Value kk = kFirst ? hi : lo, o = kFirst ? lo : hi;
-        Value outer = lb.create<arith::AddIOp>(loc, base, o);
-        Value kIdx = lb.create<arith::AddIOp>(loc, k0, kk);
-        Value ok = lb.create<arith::AndIOp>(loc, lt(lb, outer, outerSize), lt(lb, kIdx, k));
-        auto ifOp = lb.create<scf::IfOp>(loc, SmallVector<Type>(w, elem), ok, true);
-        OpBuilder tb = ifOp.getThenBodyBuilder();
-        SmallVector<Value> loaded, zeros;
-        for (int64_t j = 0; j < w; ++j) {
-          setDims(tb, dims, kFirst ? addC(tb, outer, j) : outer);
-          setDims(tb, red, kFirst ? kIdx : addC(tb, kIdx, j));
-          loaded.push_back(
-              builder.loadOperand(tb, op, *op.getDpsInputOperand(operand), loopIdx));
-        }
-        tb.create<scf::YieldOp>(loc, loaded);
-        OpBuilder eb = ifOp.getElseBodyBuilder();
-        zeros.assign(w, eb.create<arith::ConstantOp>(loc, eb.getZeroAttr(elem)).getResult());
-        eb.create<scf::YieldOp>(loc, zeros);
-        for (int64_t j = 0; j < w; ++j)
-          lb.create<memref::StoreOp>(loc, ifOp.getResult(j), buf,
-                                     kFirst ? ValueRange{kk, addC(lb, o, j)}
-                                            : ValueRange{o, addC(lb, kk, j)});
-      }
-    };
-    stageTile(rowOperand, rowTile, rowDims, rowBase, rows, bm, /*kFirst=*/false);
-    stageTile(colOperand, colTile, colDims, colBase, cols, bn, /*kFirst=*/true);
+    // rowTile[m][kk] walked along K, colTile[kk][n] along the columns.
+    stageOperandTile(builder, lb, op, dims,
+                     {rowOperand, rowDims, rowBase, rows, bm, /*kInner=*/true,
+                      /*walkOuter=*/false, nullptr},
+                     rowTile, k0, kt, tid, threads, loopIdx);
+    stageOperandTile(builder, lb, op, dims,
+                     {colOperand, colDims, colBase, cols, bn, /*kInner=*/false,
+                      /*walkOuter=*/true, nullptr},
+                     colTile, k0, kt, tid, threads, loopIdx);
     lb.create<gpu::BarrierOp>(loc);
     // A constant trip count where kt divides K (the compiler unrolls it).
     Value kEnd = k % kt == 0 ? cIndex(lb, loc, kt)

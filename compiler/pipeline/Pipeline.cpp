@@ -28,6 +28,8 @@
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Linalg/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/MemRef/Transforms/AllocationOpInterfaceImpl.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Tensor/Transforms/BufferizableOpInterfaceImpl.h"
@@ -176,7 +178,7 @@ void registerCompilerDialects(DialectRegistry &registry) {
                   tensor::TensorDialect, bufferization::BufferizationDialect,
                   memref::MemRefDialect, scf::SCFDialect, affine::AffineDialect,
                   cf::ControlFlowDialect, LLVM::LLVMDialect, gpu::GPUDialect,
-                  NVVM::NVVMDialect>();
+                  NVVM::NVVMDialect, nvgpu::NVGPUDialect, vector::VectorDialect>();
   // What convert-gpu-to-nvvm lowers through (the cuda target).
   arith::registerConvertArithToLLVMInterface(registry);
   cf::registerConvertControlFlowToLLVMInterface(registry);

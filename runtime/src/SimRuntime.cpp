@@ -4,10 +4,14 @@
 // One block at a time. A kernel without barriers or shuffles runs thread after thread
 // on the caller's stack. Otherwise each thread is a fiber (its own stack, started
 // with ucontext, switched with _setjmp/_longjmp) that runs until it returns, reaches
-// a barrier or reaches a shuffle. When no fiber can run, the
-// scheduler releases a barrier that every thread reached, or a warp whose 32 lanes
-// all reached a shuffle (exchanging their values); anything else is a deadlock the
-// real GPU would hang on or leave undefined, reported as an error.
+// a barrier, a shuffle or a warp's matrix operation. When no fiber can run, the
+// scheduler releases a barrier that every thread reached, a warp whose lanes all
+// reached a shuffle (exchanging their values), or a warp whose 32 lanes all reached
+// an mma.sync (computing the warp's product from the lanes' fragment registers by
+// the PTX ISA's layout, so that a kernel that loads a fragment into the wrong
+// lane or register gets a wrong answer here as it would on the GPU); anything else
+// is a deadlock the real GPU would hang on or leave undefined, reported as an
+// error.
 //
 //===----------------------------------------------------------------------===//
 // Fibers switch with _setjmp/_longjmp across stacks (no signal-mask system call per
@@ -15,7 +19,10 @@
 #undef _FORTIFY_SOURCE
 #include "kiln/runtime/SimRuntime.h"
 
+#include "kiln/runtime/Half.h"
+
 #include <csetjmp>
+#include <cstring>
 #include <ucontext.h>
 
 #include <memory>
@@ -53,7 +60,7 @@ constexpr size_t kStackBytes = 128 * 1024;
 constexpr int64_t kWarp = 32;
 
 struct Fiber {
-  enum State { Ready, AtBarrier, AtShuffle, Done };
+  enum State { Ready, AtBarrier, AtShuffle, AtMma, Done };
   ucontext_t context; // to start it
   jmp_buf resume;     // to resume it
   bool started = false;
@@ -61,6 +68,11 @@ struct Fiber {
   State state = Ready;
   int64_t tid[3] = {0, 0, 0};
   int32_t value = 0, offset = 0, width = 0, mode = 0, result = 0, valid = 0;
+  // mma.sync m16n8k16: the multiplicand kind (0 f16, 1 bf16), the lane's A (4) and
+  // B (2) registers, its accumulators in and its results.
+  int32_t mmaKind = 0;
+  uint32_t mmaA[4] = {}, mmaB[2] = {};
+  float mmaC[4] = {}, mmaD[4] = {};
   void *tsanFiber = nullptr; // ThreadSanitizer's fiber for it, when built with TSan
 };
 
@@ -133,6 +145,57 @@ void exchange(Fiber *lanes, int64_t count) {
     lanes[lane].state = Fiber::Ready;
 }
 
+/// A 16-bit multiplicand (f16 or bf16 bits) as a float.
+float widen(uint32_t bits, int32_t kind) {
+  uint16_t h = static_cast<uint16_t>(bits);
+  float f;
+  if (kind == 1) {
+    uint32_t w = static_cast<uint32_t>(h) << 16;
+    std::memcpy(&f, &w, sizeof f);
+  } else {
+    widenHalves(&h, &f, 1);
+  }
+  return f;
+}
+
+/// mma.sync.aligned.m16n8k16.row.col.f32.{f16,bf16}.{f16,bf16}.f32 for the warp's
+/// 32 lanes, by the PTX ISA's fragment layout (lane = 4 g + t): A register r holds
+/// A[g + 8 (r & 1)][2t + 8 (r >> 1) + e] in its half e (the low half first); B
+/// register r holds B[2t + 8r + e][g]; accumulator 2r + e is C[g + 8r][2t + e].
+/// Products are exact in f32; the sums run over k in order.
+std::string multiply(Fiber *lanes) {
+  float a[16][16], b[16][8], c[16][8];
+  for (int64_t lane = 0; lane < kWarp; ++lane) {
+    const Fiber &f = lanes[lane];
+    if (f.mmaKind != lanes[0].mmaKind)
+      return "the lanes of a warp run mma.sync on different types";
+    int64_t g = lane / 4, t = lane % 4;
+    for (int64_t r = 0; r < 4; ++r)
+      for (int64_t e = 0; e < 2; ++e)
+        a[g + 8 * (r & 1)][2 * t + 8 * (r >> 1) + e] = widen(f.mmaA[r] >> (16 * e), f.mmaKind);
+    for (int64_t r = 0; r < 2; ++r)
+      for (int64_t e = 0; e < 2; ++e)
+        b[2 * t + 8 * r + e][g] = widen(f.mmaB[r] >> (16 * e), f.mmaKind);
+    for (int64_t r = 0; r < 2; ++r)
+      for (int64_t e = 0; e < 2; ++e)
+        c[g + 8 * r][2 * t + e] = f.mmaC[2 * r + e];
+  }
+  for (int64_t lane = 0; lane < kWarp; ++lane) {
+    Fiber &f = lanes[lane];
+    int64_t g = lane / 4, t = lane % 4;
+    for (int64_t r = 0; r < 2; ++r)
+      for (int64_t e = 0; e < 2; ++e) {
+        int64_t m = g + 8 * r, n = 2 * t + e;
+        float sum = c[m][n];
+        for (int64_t k = 0; k < 16; ++k)
+          sum += a[m][k] * b[k][n];
+        f.mmaD[2 * r + e] = sum;
+      }
+    f.state = Fiber::Ready;
+  }
+  return "";
+}
+
 /// Runs one block to completion; "" or what went wrong.
 std::string runBlock(Launch &l) {
   int64_t n = static_cast<int64_t>(l.fibers.size());
@@ -182,6 +245,19 @@ std::string runBlock(Launch &l) {
     for (int64_t w = 0; w < n; w += kWarp) {
       int64_t count = std::min(kWarp, n - w);
       Fiber *lanes = &l.fibers[w];
+      // mma.sync is .aligned: every lane of a full warp executes it together.
+      int64_t atMma = 0;
+      for (int64_t lane = 0; lane < count; ++lane)
+        atMma += lanes[lane].state == Fiber::AtMma;
+      if (atMma == kWarp) {
+        std::string error = multiply(lanes);
+        if (!error.empty())
+          return error;
+        released = true;
+        continue;
+      }
+      if (atMma)
+        continue;
       int64_t waiting = 0;
       for (int64_t lane = 0; lane < count; ++lane)
         waiting += lanes[lane].state == Fiber::AtShuffle;
@@ -200,8 +276,8 @@ std::string runBlock(Launch &l) {
     if (released)
       continue;
     return atBarrier && done ? "threads returned while others wait at a barrier"
-                             : "deadlock: threads wait at a barrier or shuffle that not all "
-                               "of their block or warp reach";
+                             : "deadlock: threads wait at a barrier, shuffle or mma.sync that "
+                               "not all of their block or warp reach";
   }
 }
 
@@ -267,4 +343,19 @@ int32_t kiln_sim_shuffle(int32_t value, int32_t offset, int32_t width, int32_t m
   return f.result;
 }
 int32_t kiln_sim_shuffle_valid(void) { return tLaunch->current->valid; }
+void kiln_sim_mma_m16n8k16(int32_t kind, int32_t a0, int32_t a1, int32_t a2, int32_t a3,
+                           int32_t b0, int32_t b1, float c0, float c1, float c2, float c3) {
+  Fiber &f = *tLaunch->current;
+  f.mmaKind = kind;
+  const int32_t a[4] = {a0, a1, a2, a3}, b[2] = {b0, b1};
+  const float c[4] = {c0, c1, c2, c3};
+  for (int i = 0; i < 4; ++i) {
+    f.mmaA[i] = static_cast<uint32_t>(a[i]);
+    f.mmaC[i] = c[i];
+  }
+  for (int i = 0; i < 2; ++i)
+    f.mmaB[i] = static_cast<uint32_t>(b[i]);
+  kiln::rt::yieldAs(Fiber::AtMma);
+}
+float kiln_sim_mma_result(int32_t index) { return tLaunch->current->mmaD[index]; }
 }

@@ -1,0 +1,310 @@
+//===- TensorCoreContraction.cpp - Contractions on tensor cores ------------===//
+//
+// This file implements the tensor-core strategy of kiln-map-to-gpu: a contraction
+// (GEMM, batched GEMM, convolution as implicit GEMM: splitContraction) whose body
+// is `acc + extf(a) * extf(b)` with `a` an f16 (or bf16) value computed from the
+// first operand alone, `b` from the second alone, and an f32 accumulator: the f16
+// conversion's contractions, with their operand casts fused in.
+//
+// A block is 2x2 warps (128 threads). Each warp computes FM x FN tiles of 16x8
+// outputs with `nvgpu.mma.sync` m16n8k16 (PTX mma.sync.aligned.m16n8k16.row.col
+// .f32.{f16,bf16}.{f16,bf16}.f32), so a block covers (2*16*FM) x (2*8*FN) outputs;
+// FM = 2, FN = 4 (64x64) for large problems, smaller for small ones. Both operand
+// tiles are staged in shared memory 32 K steps at a time, converted to the
+// multiplicand type as they are staged and stored K-innermost with 8 elements of
+// padding per row, so that each lane's fragment registers are 32-bit loads from
+// distinct banks. The fragments follow the PTX ISA's layout for m16n8k16 (lane =
+// 4 * group + thread in group; A register r holds row group + 8 (r & 1), columns
+// 2 * thread + 8 (r >> 1) and the next; B register r rows 2 * thread + 8 r and the
+// next, column group; accumulator register pair r row group + 8 r, columns
+// 2 * thread and the next), which the cuda-sim simulator implements lane by lane.
+// The accumulators start from the output's initial value and the epilogue
+// (StageBuilder::storeOutput: bias, residual, activation, the f16 narrowing) is
+// applied to each accumulator register before its single store.
+//
+//===----------------------------------------------------------------------===//
+#include "codegen/cuda/MappingStrategies.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+
+namespace kiln {
+
+namespace {
+constexpr int64_t kWarp = 32, kWarpsM = 2, kWarpsN = 2;
+constexpr int64_t kThreads = kWarp * kWarpsM * kWarpsN;
+/// K steps staged at a time (two mma k16 steps), and the padding of each tile row.
+constexpr int64_t kStageK = 32, kPad = 8;
+
+/// The body `acc + extf(x0) * extf(x1)`: x0 computed from operand 0 alone, x1 from
+/// operand 1 alone, both of the multiplicand type (f16 or bf16), acc f32.
+struct MmaBody {
+  Value side[2];
+  Type multiplicand;
+};
+
+/// The block arguments `v` depends on within `body`.
+llvm::SmallBitVector argsOf(Value v, Block &body) {
+  llvm::SmallBitVector used(body.getNumArguments());
+  SmallVector<Value> work{v};
+  while (!work.empty()) {
+    Value x = work.pop_back_val();
+    if (auto arg = dyn_cast<BlockArgument>(x)) {
+      if (arg.getOwner() == &body)
+        used.set(arg.getArgNumber());
+      continue;
+    }
+    Operation *def = x.getDefiningOp();
+    if (def && def->getBlock() == &body)
+      llvm::append_range(work, def->getOperands());
+  }
+  return used;
+}
+
+std::optional<MmaBody> matchMmaBody(linalg::GenericOp op) {
+  Block &body = op.getRegion().front();
+  Value acc = body.getArgument(2);
+  if (!acc.getType().isF32())
+    return std::nullopt;
+  auto add = body.getTerminator()->getOperand(0).getDefiningOp<arith::AddFOp>();
+  if (!add)
+    return std::nullopt;
+  Value product = add.getLhs() == acc ? add.getRhs() : add.getLhs();
+  if ((add.getLhs() == acc) == (add.getRhs() == acc))
+    return std::nullopt;
+  auto mul = product.getDefiningOp<arith::MulFOp>();
+  if (!mul)
+    return std::nullopt;
+  MmaBody m;
+  for (Value factor : {mul.getLhs(), mul.getRhs()}) {
+    auto ext = factor.getDefiningOp<arith::ExtFOp>();
+    if (!ext)
+      return std::nullopt;
+    Value x = ext.getIn();
+    llvm::SmallBitVector args = argsOf(x, body);
+    if (args.count() != 1 || args.test(2))
+      return std::nullopt;
+    unsigned operand = args.find_first();
+    if (m.side[operand])
+      return std::nullopt;
+    m.side[operand] = x;
+    if (m.multiplicand && m.multiplicand != x.getType())
+      return std::nullopt;
+    m.multiplicand = x.getType();
+  }
+  if (!m.multiplicand.isF16() && !m.multiplicand.isBF16())
+    return std::nullopt;
+  return m;
+}
+
+/// Clones what computes `side` from its operand's block argument (bound to the
+/// loaded element) at `b`.
+Value convertSide(OpBuilder &b, linalg::GenericOp op, unsigned operand, Value side,
+                  Value loaded) {
+  Block &body = op.getRegion().front();
+  IRMapping map;
+  map.map(body.getArgument(operand), loaded);
+  llvm::SmallPtrSet<Operation *, 8> slice;
+  SmallVector<Value> work{side};
+  while (!work.empty()) {
+    Operation *def = work.pop_back_val().getDefiningOp();
+    if (def && def->getBlock() == &body && slice.insert(def).second)
+      llvm::append_range(work, def->getOperands());
+  }
+  for (Operation &o : body.without_terminator())
+    if (slice.contains(&o))
+      b.clone(o, map);
+  return map.lookupOrDefault(side);
+}
+
+/// Whether `operand` runs contiguously along the outer (non-reduction) dims rather
+/// than along K: its innermost index is an outer dim.
+bool contiguousAlongOuter(linalg::GenericOp op, unsigned operand, ArrayRef<unsigned> outer) {
+  AffineMap map = op.getMatchingIndexingMap(op.getDpsInputOperand(operand));
+  if (map.getNumResults() == 0)
+    return false;
+  auto last = dyn_cast<AffineDimExpr>(map.getResults().back());
+  return last && llvm::is_contained(outer, last.getPosition());
+}
+
+} // namespace
+
+bool mapTensorCoreContraction(StageBuilder &builder, linalg::GenericOp op,
+                              const LoopDims &dims) {
+  std::optional<ContractionDims> c = splitContraction(op, dims);
+  if (!c)
+    return false;
+  std::optional<MmaBody> mma = matchMmaBody(op);
+  if (!mma)
+    return false;
+  const int64_t rows = c->rows, cols = c->cols, k = c->k, nb = c->batches;
+  if (rows < 16 || cols < 16 || k < 16 || nb > 65535)
+    return false;
+  // Per warp: fm 16-row tiles by fn 8-column tiles.
+  const int64_t fm = rows > 32 ? 2 : 1, fn = cols > 32 ? 4 : cols > 16 ? 2 : 1;
+  const int64_t bm = kWarpsM * 16 * fm, bn = kWarpsN * 8 * fn;
+  if (ceilDiv(rows, bm) > 65535)
+    return false;
+
+  Location loc = op.getLoc();
+  OpBuilder b(op.getContext());
+  gpu::GPUFuncOp fn_ = builder.startStage(b, {kThreads, 1, 1});
+  auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
+  Type half = mma->multiplicand, f32 = b.getF32Type();
+  // Both tiles K-innermost: aTile[m][kk], bTile[n][kk].
+  auto tileType = [&](int64_t outer) {
+    return MemRefType::get({outer, kStageK + kPad}, half, MemRefLayoutAttrInterface(),
+                           workgroup);
+  };
+  Value aTile = fn_.addWorkgroupAttribution(tileType(bm), loc);
+  Value bTile = fn_.addWorkgroupAttribution(tileType(bn), loc);
+
+  auto addC = [&](OpBuilder &ob, Value x, int64_t v) -> Value {
+    return v ? ob.create<arith::AddIOp>(loc, x, cIndex(ob, loc, v)).getResult() : x;
+  };
+  auto mulC = [&](OpBuilder &ob, Value x, int64_t v) -> Value {
+    return ob.create<arith::MulIOp>(loc, x, cIndex(ob, loc, v));
+  };
+  auto divC = [&](OpBuilder &ob, Value x, int64_t v) -> Value {
+    return ob.create<arith::DivUIOp>(loc, x, cIndex(ob, loc, v));
+  };
+  auto remC = [&](OpBuilder &ob, Value x, int64_t v) -> Value {
+    return ob.create<arith::RemUIOp>(loc, x, cIndex(ob, loc, v));
+  };
+  auto lt = [&](OpBuilder &ob, Value x, int64_t bound) -> Value {
+    return ob.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, x, cIndex(ob, loc, bound));
+  };
+  Value tid = b.create<gpu::ThreadIdOp>(loc, gpu::Dimension::x);
+  Value bx = b.create<gpu::BlockIdOp>(loc, gpu::Dimension::x);
+  Value by = b.create<gpu::BlockIdOp>(loc, gpu::Dimension::y);
+  Value bz = b.create<gpu::BlockIdOp>(loc, gpu::Dimension::z);
+  Value zero = cIndex(b, loc, 0);
+  Value warp = divC(b, tid, kWarp), lane = remC(b, tid, kWarp);
+  Value group = divC(b, lane, 4), inGroup = remC(b, lane, 4);
+  Value rowBase = mulC(b, by, bm), colBase = mulC(b, bx, bn);
+  // The warp's first row and column in the block's tile.
+  Value warpRow = mulC(b, divC(b, warp, kWarpsN), 16 * fm);
+  Value warpCol = mulC(b, remC(b, warp, kWarpsN), 8 * fn);
+
+  const SmallVector<int64_t> &ranges = dims.ranges;
+  SmallVector<Value> loopIdx(ranges.size(), zero);
+  SmallVector<Value> batchIdx = delinearize(b, loc, bz, sizesOf(ranges, c->batch));
+  for (auto [i, d] : llvm::enumerate(c->batch))
+    loopIdx[d] = batchIdx[i];
+
+  // Accumulator register (i, j, r, e): row group + 8r of 16-row tile i, column
+  // 2 * inGroup + e of 8-column tile j, in the block's tile.
+  auto accRow = [&](OpBuilder &ob, int64_t i, int64_t r) {
+    return addC(ob, ob.create<arith::AddIOp>(loc, warpRow, group), 16 * i + 8 * r);
+  };
+  auto accCol = [&](OpBuilder &ob, int64_t j, int64_t e) {
+    return addC(ob, ob.create<arith::AddIOp>(loc, warpCol, mulC(ob, inGroup, 2)), 8 * j + e);
+  };
+  auto accType = VectorType::get({2, 2}, f32);
+  SmallVector<Value> accInit;
+  for (int64_t i = 0; i < fm; ++i)
+    for (int64_t j = 0; j < fn; ++j) {
+      Value acc = b.create<arith::ConstantOp>(loc, b.getZeroAttr(accType));
+      for (int64_t r = 0; r < 2; ++r)
+        for (int64_t e = 0; e < 2; ++e) {
+          Value row = b.create<arith::AddIOp>(loc, rowBase, accRow(b, i, r));
+          Value col = b.create<arith::AddIOp>(loc, colBase, accCol(b, j, e));
+          Value ok = b.create<arith::AndIOp>(loc, lt(b, row, rows), lt(b, col, cols));
+          auto initIf = b.create<scf::IfOp>(loc, TypeRange{f32}, ok, true);
+          OpBuilder tb = initIf.getThenBodyBuilder();
+          setLoopDims(tb, loc, ranges, c->rowDims, row, loopIdx);
+          setLoopDims(tb, loc, ranges, c->colDims, col, loopIdx);
+          tb.create<scf::YieldOp>(loc, builder.initialValue(tb, op, 0, loopIdx));
+          OpBuilder eb = initIf.getElseBodyBuilder();
+          eb.create<scf::YieldOp>(
+              loc, eb.create<arith::ConstantOp>(loc, eb.getZeroAttr(f32)).getResult());
+          acc = b.create<vector::InsertOp>(loc, initIf.getResult(0), acc,
+                                           ArrayRef<int64_t>{r, e});
+        }
+      accInit.push_back(acc);
+    }
+
+  auto kLoop =
+      b.create<scf::ForOp>(loc, zero, cIndex(b, loc, k), cIndex(b, loc, kStageK), accInit);
+  {
+    OpBuilder lb = OpBuilder::atBlockBegin(kLoop.getBody());
+    Value k0 = kLoop.getInductionVar();
+    auto stage = [&](unsigned operand, ArrayRef<unsigned> outerDims, Value base,
+                     int64_t outerSize, int64_t outerTile, Value buf) {
+      Value side = mma->side[operand];
+      OperandTile tile{operand, outerDims, base, outerSize, outerTile, /*kInner=*/true,
+                       contiguousAlongOuter(op, operand, outerDims),
+                       [&, operand, side](OpBuilder &ob, Value loaded) {
+                         return convertSide(ob, op, operand, side, loaded);
+                       }};
+      stageOperandTile(builder, lb, op, dims, tile, buf, k0, kStageK, tid, kThreads, loopIdx);
+    };
+    stage(c->rowOperand, c->rowDims, rowBase, rows, bm, aTile);
+    stage(c->colOperand, c->colDims, colBase, cols, bn, bTile);
+    lb.create<gpu::BarrierOp>(loc);
+    auto pairType = VectorType::get({2}, half);
+    // The 32-bit register holding tile[outer][kk], tile[outer][kk + 1].
+    auto pair = [&](Value tile, Value outer, Value kk) -> Value {
+      return lb.create<vector::LoadOp>(loc, pairType, tile, ValueRange{outer, kk});
+    };
+    SmallVector<Value> acc(kLoop.getRegionIterArgs());
+    for (int64_t ks = 0; ks < kStageK; ks += 16) {
+      Value kk = addC(lb, mulC(lb, inGroup, 2), ks);
+      SmallVector<Value> a, bv;
+      for (int64_t i = 0; i < fm; ++i) {
+        Value frag = lb.create<arith::ConstantOp>(
+            loc, lb.getZeroAttr(VectorType::get({4, 2}, half)));
+        Value row = addC(lb, lb.create<arith::AddIOp>(loc, warpRow, group), 16 * i);
+        for (int64_t r = 0; r < 4; ++r)
+          frag = lb.create<vector::InsertOp>(
+              loc, pair(aTile, addC(lb, row, 8 * (r & 1)), addC(lb, kk, 8 * (r >> 1))), frag,
+              r);
+        a.push_back(frag);
+      }
+      for (int64_t j = 0; j < fn; ++j) {
+        Value frag = lb.create<arith::ConstantOp>(
+            loc, lb.getZeroAttr(VectorType::get({2, 2}, half)));
+        Value col = addC(lb, lb.create<arith::AddIOp>(loc, warpCol, group), 8 * j);
+        for (int64_t r = 0; r < 2; ++r)
+          frag = lb.create<vector::InsertOp>(loc, pair(bTile, col, addC(lb, kk, 8 * r)), frag,
+                                             r);
+        bv.push_back(frag);
+      }
+      for (int64_t i = 0; i < fm; ++i)
+        for (int64_t j = 0; j < fn; ++j)
+          acc[i * fn + j] = lb.create<nvgpu::MmaSyncOp>(loc, a[i], bv[j], acc[i * fn + j],
+                                                        ArrayRef<int64_t>{16, 8, 16});
+    }
+    lb.create<gpu::BarrierOp>(loc);
+    lb.create<scf::YieldOp>(loc, acc);
+  }
+
+  // The epilogue on each accumulator register, then its store.
+  for (unsigned d : dims.red)
+    loopIdx[d] = zero;
+  for (int64_t i = 0; i < fm; ++i)
+    for (int64_t j = 0; j < fn; ++j)
+      for (int64_t r = 0; r < 2; ++r)
+        for (int64_t e = 0; e < 2; ++e) {
+          Value row = b.create<arith::AddIOp>(loc, rowBase, accRow(b, i, r));
+          Value col = b.create<arith::AddIOp>(loc, colBase, accCol(b, j, e));
+          Value ok = b.create<arith::AndIOp>(loc, lt(b, row, rows), lt(b, col, cols));
+          auto storeIf = b.create<scf::IfOp>(loc, ok, false);
+          OpBuilder tb = OpBuilder::atBlockBegin(&storeIf.getThenRegion().front());
+          setLoopDims(tb, loc, ranges, c->rowDims, row, loopIdx);
+          setLoopDims(tb, loc, ranges, c->colDims, col, loopIdx);
+          Value v = tb.create<vector::ExtractOp>(loc, kLoop.getResult(i * fn + j),
+                                                 ArrayRef<int64_t>{r, e});
+          builder.storeOutput(tb, op, 0, v, loopIdx);
+        }
+  builder.finishStage(b, fn_, {ceilDiv(cols, bn), ceilDiv(rows, bm), nb}, {kThreads, 1, 1},
+                      /*sync=*/true);
+  return true;
+}
+
+} // namespace kiln
