@@ -1,8 +1,11 @@
 //===- SimRuntimeTest.cpp - The SIMT simulator behind the cuda-sim target ---===//
 #include "kiln/runtime/SimRuntime.h"
 
+#include "kiln/runtime/Half.h"
+
 #include <catch2/catch.hpp>
 
+#include <cstring>
 #include <vector>
 
 using namespace kiln::rt;
@@ -83,8 +86,8 @@ TEST_CASE("sim: mapping bugs are errors, not hangs", "[runtime][sim]") {
     else
       kiln_sim_barrier();
   });
-  CHECK(lanes.message() == "k1_s0: block (0, 0, 0): deadlock: threads wait at a barrier or "
-                           "shuffle that not all of their block or warp reach");
+  CHECK(lanes.message() == "k1_s0: block (0, 0, 0): deadlock: threads wait at a barrier, "
+                           "shuffle or mma.sync that not all of their block or warp reach");
   Status undeclared = simLaunch("k2_s0", {1, 1, 1}, {32, 1, 1}, false, [&] {
     kiln_sim_barrier();
   });
@@ -92,4 +95,93 @@ TEST_CASE("sim: mapping bugs are errors, not hangs", "[runtime][sim]") {
                                 "that was compiled without any");
   CHECK(simLaunch("k3_s0", {1, 1, 1}, {2048, 1, 1}, false, [] {}).message() ==
         "k3_s0: invalid launch geometry");
+}
+
+namespace {
+/// Small integers and halves, exact in f16 and bf16 and in every f32 sum here.
+float aAt(int m, int k) { return static_cast<float>((m * 3 + k * 5) % 7) - 3.0f; }
+float bAt(int k, int n) { return static_cast<float>((k * 2 + n * 3) % 5) * 0.5f - 1.0f; }
+float cAt(int m, int n) { return static_cast<float>(m - n); }
+
+uint32_t bits16(float v, bool bf16) {
+  if (bf16) {
+    uint32_t w;
+    std::memcpy(&w, &v, sizeof w);
+    return w >> 16; // exact: these values have 8 significant bits at most
+  }
+  uint16_t h;
+  narrowToHalves(&v, &h, 1);
+  return h;
+}
+
+uint32_t pack(float lo, float hi, bool bf16) { return bits16(lo, bf16) | bits16(hi, bf16) << 16; }
+
+/// One warp's m16n8k16 product with each lane's fragments taken from the PTX ISA's
+/// table (mma.m16n8k16, .f16/.bf16 A, B and .f32 C/D), written out here independently of
+/// the simulator: `swap` exchanges A's registers 1 and 2 (rows +8 and columns +8), a
+/// plausible lane-mapping bug.
+std::vector<float> warpProduct(bool bf16, bool swap, Status &status) {
+  std::vector<float> d(16 * 8, 0.0f);
+  status = simLaunch("mma", {1, 1, 1}, {32, 1, 1}, true, [&] {
+    int lane = static_cast<int>(kiln_sim_thread_id(0));
+    int group = lane >> 2, tig = lane % 4;
+    uint32_t a[4];
+    for (int i = 0; i < 8; i += 2) {
+      // a_i: row groupID for a0, a1, a4, a5, else groupID + 8; column
+      // threadID_in_group * 2 + (i & 1), + 8 for i >= 4.
+      int row = (i < 2 || (i >= 4 && i < 6)) ? group : group + 8;
+      int col = tig * 2 + (i >= 4 ? 8 : 0);
+      a[i / 2] = pack(aAt(row, col), aAt(row, col + 1), bf16);
+    }
+    if (swap)
+      std::swap(a[1], a[2]);
+    // b_i: row threadID_in_group * 2 + (i & 1), + 8 for i >= 2; column groupID.
+    uint32_t b0 = pack(bAt(tig * 2, group), bAt(tig * 2 + 1, group), bf16);
+    uint32_t b1 = pack(bAt(tig * 2 + 8, group), bAt(tig * 2 + 9, group), bf16);
+    // c_i: row groupID for c0, c1, else groupID + 8; column threadID_in_group * 2 + (i & 1).
+    float c[4];
+    for (int i = 0; i < 4; ++i)
+      c[i] = cAt(i < 2 ? group : group + 8, tig * 2 + (i & 1));
+    kiln_sim_mma_m16n8k16(bf16 ? 1 : 0, static_cast<int32_t>(a[0]), static_cast<int32_t>(a[1]),
+                          static_cast<int32_t>(a[2]), static_cast<int32_t>(a[3]),
+                          static_cast<int32_t>(b0), static_cast<int32_t>(b1), c[0], c[1], c[2],
+                          c[3]);
+    for (int i = 0; i < 4; ++i)
+      d[(i < 2 ? group : group + 8) * 8 + tig * 2 + (i & 1)] = kiln_sim_mma_result(i);
+  });
+  return d;
+}
+} // namespace
+
+TEST_CASE("sim: mma.sync m16n8k16 by the PTX fragment layout, f16 and bf16", "[runtime][sim]") {
+  for (bool bf16 : {false, true}) {
+    Status status;
+    std::vector<float> d = warpProduct(bf16, /*swap=*/false, status);
+    REQUIRE(status);
+    for (int m = 0; m < 16; ++m)
+      for (int n = 0; n < 8; ++n) {
+        float expected = cAt(m, n);
+        for (int k = 0; k < 16; ++k)
+          expected += aAt(m, k) * bAt(k, n);
+        CHECK(d[m * 8 + n] == expected);
+      }
+    // A fragment register in the wrong place changes the product.
+    std::vector<float> wrong = warpProduct(bf16, /*swap=*/true, status);
+    REQUIRE(status);
+    CHECK(wrong != d);
+  }
+}
+
+TEST_CASE("sim: mma.sync needs the whole warp", "[runtime][sim]") {
+  Status partial = simLaunch("k0_s0", {1, 1, 1}, {32, 1, 1}, true, [&] {
+    if (kiln_sim_thread_id(0) < 16)
+      kiln_sim_mma_m16n8k16(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+  });
+  CHECK(partial.message() == "k0_s0: block (0, 0, 0): deadlock: threads wait at a barrier, "
+                             "shuffle or mma.sync that not all of their block or warp reach");
+  Status mixed = simLaunch("k1_s0", {1, 1, 1}, {32, 1, 1}, true, [&] {
+    kiln_sim_mma_m16n8k16(kiln_sim_thread_id(0) % 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+  });
+  CHECK(mixed.message() ==
+        "k1_s0: block (0, 0, 0): the lanes of a warp run mma.sync on different types");
 }

@@ -1,16 +1,20 @@
 #!/usr/bin/python3
-"""Contractions of odd shapes for the tensor-core kernels, and their check.
+"""Contractions of odd shapes for the tensor-core kernels, and their check on cuda-sim.
 
   contractions.py write DIR    the models (DIR/<name>.onnx) and inputs (DIR/<name>.x.npy)
-  contractions.py check DIR NAME RESULT.npy
-                               RESULT against numpy in float64 on the model's f16-rounded
-                               inputs and weights: max |error| / max |reference| <= 1e-2
-                               (f16 storage of intermediates and outputs: ~1e-3)
+  contractions.py run DIR       each model compiled for cuda-sim with --precision fp16
+                               (`kiln` from PATH), its stage checked to be a tensor-core
+                               one (nvgpu.mma.sync), run by `kiln run`, and its output
+                               against numpy in float64 on the model's f16-rounded inputs
+                               and weights: max |error| / max |reference| <= 1e-2 (f16
+                               storage of the outputs: ~1e-3; a fragment in the wrong
+                               lane or register: ~1)
 
 Shapes are chosen so that no tile divides them: rows, columns and K that end in
 partial tiles, batch dims on the grid, convolutions with stride, padding, dilation
 and groups (implicit GEMM).
 """
+import subprocess
 import sys
 
 import numpy as np
@@ -89,6 +93,24 @@ def write(d):
         np.save(f"{d}/{name}.x.npy", x)
 
 
+def run(d):
+    fp16 = ["--precision", "fp16", "--no-precision-check"]
+    for name in models():
+        model = f"{d}/{name}.onnx"
+        plan = subprocess.run(["kiln", "compile", model, "--target", "cuda-sim", *fp16,
+                               "--compile-to=plan"], capture_output=True, text=True,
+                              check=True).stdout
+        # A grouped convolution's output channel indexes both operands (the group
+        # is not a loop of its own): not a contraction the mapping splits, SIMT.
+        if ("nvgpu.mma.sync" in plan) != (name != "conv_grouped"):
+            sys.exit(f"{name}: tensor-core stage {'not ' * (name != 'conv_grouped')}expected")
+        subprocess.run(["kiln", "compile", model, "--target", "cuda-sim", *fp16, "--emit",
+                        "lib", "-o", f"{d}/{name}.sim"], check=True)
+        subprocess.run(["kiln", "run", f"{d}/{name}.sim", "--input", f"x={d}/{name}.x.npy",
+                        "--output-dir", f"{d}/{name}.res"], check=True, capture_output=True)
+        check(d, name, f"{d}/{name}.res/out.npy")
+
+
 def check(d, name, result):
     _, _, _, _, _, ref = models()[name]
     expected = ref(np.load(f"{d}/{name}.x.npy"))
@@ -105,4 +127,4 @@ if __name__ == "__main__":
     if sys.argv[1] == "write":
         write(sys.argv[2])
     else:
-        check(sys.argv[2], sys.argv[3], sys.argv[4])
+        run(sys.argv[2])
