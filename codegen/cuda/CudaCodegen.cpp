@@ -59,9 +59,10 @@ std::string findLibdevice() {
 }
 } // namespace
 
-void buildGpuMappingPipeline(OpPassManager &pm, const std::string &gpuArch) {
+void buildGpuMappingPipeline(OpPassManager &pm, const std::string &gpuArch, bool tensorCores) {
   MapToGpuOptions options;
   options.gpuArch = gpuArch;
+  options.tensorCores = tensorCores;
   pm.addPass(createMapToGpu(options));
   pm.addNestedPass<gpu::GPUModuleOp>(createExpandMath());
 }

@@ -15,6 +15,9 @@ struct GpuOptions {
   /// cuda: f32 library calls may compute in TF32 on tensor cores (cuBLASLt
   /// COMPUTE_32F_FAST_TF32, cuDNN's default math); otherwise f32 stays f32.
   bool allowTf32 = false;
+  /// Kiln's f16/bf16 contractions on tensor cores (mma.sync); false: the SIMT
+  /// tiled contraction, for comparison.
+  bool tensorCores = true;
 };
 
 } // namespace kiln

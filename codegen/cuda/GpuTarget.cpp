@@ -15,7 +15,7 @@ void GpuTarget::buildKernelMappingPipeline(OpPassManager &pm) const {
   // stay, the fallback where a library is missing at run time.
   if (options.contractions != "kiln")
     pm.addPass(createSelectLibraryCalls(cudaLibraryEngine()));
-  buildGpuMappingPipeline(pm, arch.name);
+  buildGpuMappingPipeline(pm, arch.name, options.gpu.tensorCores);
 }
 
 SelectLibraryCallsOptions cudaLibraryEngine() {

@@ -26,6 +26,7 @@
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -40,7 +41,7 @@ using namespace kiln;
 namespace {
 
 /// Maps every stage of the kernel `builder` prepared.
-LogicalResult mapStages(StageBuilder &builder, const GpuArch &arch) {
+LogicalResult mapStages(StageBuilder &builder, const GpuArch &arch, bool tensorCores) {
   for (linalg::GenericOp op : builder.getStageOps())
     if (llvm::any_of(op.getStaticLoopRanges(), ShapedType::isDynamic))
       return op.emitError("kernel ") << builder.getKernel().getName()
@@ -51,7 +52,7 @@ LogicalResult mapStages(StageBuilder &builder, const GpuArch &arch) {
     return success();
   for (linalg::GenericOp op : builder.getStageOps()) {
     LoopDims dims(op);
-    if (mapTensorCoreContraction(builder, op, dims) ||
+    if ((tensorCores && mapTensorCoreContraction(builder, op, dims)) ||
         mapTiledContraction(builder, op, dims, arch.tile))
       continue;
     std::optional<Combiner> combiner = matchCombiner(op);
@@ -101,7 +102,7 @@ struct MapToGpuPass : kiln::impl::MapToGpuBase<MapToGpuPass> {
     llvm::StringMap<std::pair<ArrayAttr, int64_t>> mapped;
     for (func::FuncOp fn : kernels) {
       StageBuilder builder(fn, gpuModule);
-      if (failed(builder.prepare()) || failed(mapStages(builder, *arch)))
+      if (failed(builder.prepare()) || failed(mapStages(builder, *arch, tensorCores)))
         return signalPassFailure();
       mapped[fn.getName()] = {b.getArrayAttr(builder.getStages()),
                               builder.getScratchBytes()};
@@ -114,6 +115,14 @@ struct MapToGpuPass : kiln::impl::MapToGpuBase<MapToGpuPass> {
         return WalkResult::interrupt();
       }
       l.setGpuStagesAttr(it->second.first);
+      for (auto stage : it->second.first.getAsRange<GpuStageAttr>()) {
+        auto fn = gpuModule.lookupSymbol<gpu::GPUFuncOp>(stage.getFunction().getValue());
+        if (fn && fn.walk([](nvgpu::MmaSyncOp) { return WalkResult::interrupt(); })
+                      .wasInterrupted()) {
+          KilnDialect::TensorCoresAttrHelper(l.getContext()).setAttr(l, UnitAttr::get(l.getContext()));
+          break;
+        }
+      }
       if (int64_t bytes = it->second.second) {
         OpBuilder sb(l);
         auto slice = sb.create<SliceOp>(l.getLoc(), MemRefType::get({bytes}, sb.getI8Type()),

@@ -22,7 +22,9 @@ def MapToGpu : Pass<"kiln-map-to-gpu", "mlir::ModuleOp"> {
     gpu.module records the architecture (`#nvvm.target`); each `kiln.launch`
     records its stages (`#kiln.gpu_stage`: function, grid, block, whether it
     synchronizes) and, when they need kernel-internal buffers, an arena slice for
-    them (`scratch`). Block reductions become
+    them (`scratch`); a launch with a tensor-core stage is marked
+    `kiln.tensor_cores` (the cost model prices it at the tensor-core peak).
+    Block reductions become
     shuffles and shared memory (gpu.all_reduce lowering).
 
     Before:
@@ -44,6 +46,9 @@ def MapToGpu : Pass<"kiln-map-to-gpu", "mlir::ModuleOp"> {
   let options = [
     Option<"gpuArch", "gpu-arch", "std::string", /*default=*/"\"sm_80\"",
            "The GPU architecture, one of the table in codegen/cuda/GpuArch.cpp">,
+    Option<"tensorCores", "tensor-cores", "bool", /*default=*/"true",
+           "f16/bf16 contractions into f32 on tensor cores (mma.sync); false: the "
+           "SIMT tiled contraction">,
   ];
   let dependentDialects = ["mlir::gpu::GPUDialect", "mlir::scf::SCFDialect",
                            "mlir::arith::ArithDialect", "mlir::cf::ControlFlowDialect",

@@ -183,6 +183,15 @@ void CompileReport::collectPlan(ModuleOp module) {
   }
   bytesRead = bytesWritten = flops = 0;
   kernelTraffic.clear();
+  // Launches the GPU mapping put on tensor cores.
+  tensorCoreKernels.clear();
+  tensorCoreLaunches = 0;
+  module.walk([&](LaunchOp l) {
+    if (KilnDialect::TensorCoresAttrHelper(l.getContext()).isAttrPresent(l)) {
+      tensorCoreKernels.insert(l.getKernel().str());
+      tensorCoreLaunches += l.getLibraryAttr() ? 0 : 1;
+    }
+  });
   module.walk([&](LaunchOp l) {
     Traffic launch;
     const SmallVector<int64_t> &args = argumentBytes[l.getKernel()];
@@ -243,6 +252,8 @@ bool CompileReport::write(const std::string &path, std::string &error) const {
     auto library = libraryKernels.find(name);
     if (library != libraryKernels.end())
       entry["library"] = library->second;
+    if (tensorCoreKernels.count(name))
+      entry["tensor_cores"] = true;
     kernelList.push_back(std::move(entry));
     fusedCounts.push_back(static_cast<int64_t>(nodes.size()));
   }
@@ -283,6 +294,7 @@ bool CompileReport::write(const std::string &path, std::string &error) const {
       {"kernels_out", static_cast<int64_t>(kernels.size())},
       {"launches", launches},
       {"library_calls", libraryCalls},
+      {"tensor_core_launches", tensorCoreLaunches},
       {"branched_steps", branchedSteps},
       {"branch_conditions", branchConditions},
       {"bytes_read", bytesRead},
@@ -375,6 +387,8 @@ bool CompileReport::writeHtml(const std::string &path, std::string &error) const
   row("kernels out", std::to_string(kernels.size()));
   row("launches", std::to_string(launches));
   row("library calls (the rest: Kiln's kernels)", std::to_string(libraryCalls));
+  if (!tensorCoreKernels.empty())
+    row("Kiln's kernels on tensor cores (mma.sync)", std::to_string(tensorCoreLaunches));
   if (branchConditions)
     row("launches and copies in If branches (host-chosen)",
         std::to_string(branchedSteps) + " on " + std::to_string(branchConditions) +

@@ -14,6 +14,7 @@
 #include "mlir/IR/BuiltinOps.h"
 
 #include <map>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -41,6 +42,10 @@ struct CompileReport {
   /// kind ("conv", "matmul"); `libraryCalls` counts those launches.
   std::map<std::string, std::string> libraryKernels;
   int64_t libraryCalls = 0;
+  /// GPU targets: kernels with a tensor-core stage (mma.sync; a library call's
+  /// stages are its fallback), and how many of them are not library calls.
+  std::set<std::string> tensorCoreKernels;
+  int64_t tensorCoreLaunches = 0;
   /// Launches and copies in a branch of an If decided at run time (guarded: the
   /// host runs one branch's), and the conditions they branch on.
   int64_t branchedSteps = 0, branchConditions = 0;

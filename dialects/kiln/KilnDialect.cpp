@@ -42,6 +42,11 @@ LogicalResult KilnDialect::verifyOperationAttribute(Operation *op, NamedAttribut
       return op->emitError() << attr.getName() << " marks kernel functions only";
     return success();
   }
+  if (attr.getName() == getTensorCoresAttrHelper().getName()) {
+    if (!isa<UnitAttr>(attr.getValue()) || !isa<LaunchOp>(op))
+      return op->emitError() << attr.getName() << " is a unit attribute of kiln.launch";
+    return success();
+  }
   if (attr.getName() == getElementTypeAttrHelper().getName())
     return op->emitError() << attr.getName()
                            << " belongs on function arguments and results";

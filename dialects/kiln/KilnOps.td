@@ -28,7 +28,9 @@ def Kiln_Dialect : Dialect {
   let cppNamespace = "::kiln";
   let discardableAttrs = (ins
     "::mlir::UnitAttr":$kernel,
-    "::mlir::TypeAttr":$element_type
+    "::mlir::TypeAttr":$element_type,
+    // On a kiln.launch: the GPU mapping put a stage of it on tensor cores.
+    "::mlir::UnitAttr":$tensor_cores
   );
   let useDefaultAttributePrinterParser = 1;
   let hasOperationAttrVerify = 1;

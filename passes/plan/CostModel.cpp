@@ -19,10 +19,12 @@ namespace {
 constexpr int64_t kHostWorkPerCore = 65536;
 
 const DeviceModel kDevices[] = {
-    {"h200", "NVIDIA H200 (sm_90)", true, 132, 4.8e12, 67e12, 989e12, 3e-6, 1e-6},
-    {"a100", "NVIDIA A100 (sm_80)", true, 108, 2.039e12, 19.5e12, 312e12, 3e-6, 1e-6},
+    // Peaks from NVIDIA's data sheets: FP32, FP16 (half2, without tensor cores),
+    // FP16/BF16 tensor cores (dense).
+    {"h200", "NVIDIA H200 (sm_90)", true, 132, 4.8e12, 67e12, 134e12, 989e12, 3e-6, 1e-6},
+    {"a100", "NVIDIA A100 (sm_80)", true, 108, 2.039e12, 19.5e12, 78e12, 312e12, 3e-6, 1e-6},
     // One core: what Kiln's loop nests reach (vectorized, not blocked for cache).
-    {"host", "this CPU", false, 1, 8e9, 8e9, 8e9, 2e-6, 5e-6},
+    {"host", "this CPU", false, 1, 8e9, 8e9, 8e9, 8e9, 2e-6, 5e-6},
 };
 } // namespace
 
@@ -39,6 +41,7 @@ std::optional<DeviceModel> findDeviceModel(StringRef name, int64_t hostCores) {
     host.bandwidth *= static_cast<double>(cores);
     host.fp32Peak *= static_cast<double>(cores);
     host.fp16Peak *= static_cast<double>(cores);
+    host.tensorPeak *= static_cast<double>(cores);
     return host;
   }
   return std::nullopt;
@@ -53,7 +56,7 @@ std::string deviceModelList() {
 
 LaunchCost estimateCost(Operation *node, const DeviceModel &device) {
   int64_t bytes = 0, flops = 0, parallel = 1;
-  bool f16 = false;
+  bool f16 = false, tensorCores = false;
   if (auto c = dyn_cast<CopyOp>(node)) {
     bytes = 2 * bufferBytes(cast<MemRefType>(c.getSource().getType()));
     parallel = device.units;
@@ -65,6 +68,9 @@ LaunchCost estimateCost(Operation *node, const DeviceModel &device) {
       f16 |= type.getElementType().isF16();
     }
     flops = static_cast<int64_t>(l.getFlops().value_or(0));
+    // Kiln's mma.sync kernels, and f16 library calls (cuBLASLt, cuDNN).
+    tensorCores = KilnDialect::TensorCoresAttrHelper(l.getContext()).isAttrPresent(l) ||
+                  (f16 && l.getLibrary());
     if (std::optional<ArrayAttr> stages = l.getGpuStages()) {
       for (auto g : stages->getAsRange<GpuStageAttr>()) {
         ArrayRef<int64_t> grid = g.getGrid();
@@ -87,7 +93,7 @@ LaunchCost estimateCost(Operation *node, const DeviceModel &device) {
                                                               device.units);
     share = static_cast<double>(cores) / static_cast<double>(device.units);
   }
-  double peak = f16 ? device.fp16Peak : device.fp32Peak;
+  double peak = tensorCores ? device.tensorPeak : f16 ? device.fp16Peak : device.fp32Peak;
   double compute = static_cast<double>(flops) / (peak * share);
   double memory = static_cast<double>(bytes) / (device.bandwidth * share);
   LaunchCost cost;

@@ -25,7 +25,8 @@ struct DeviceModel {
   int64_t units;
   double bandwidth;        // bytes/s, the whole device
   double fp32Peak;         // flop/s, the whole device
-  double fp16Peak;
+  double fp16Peak;         // f16 without tensor cores (half2)
+  double tensorPeak;       // f16/bf16 mma.sync into f32 (dense)
   double launchOverhead;   // s per launch
   double eventOverhead;    // s per cross-stream wait
 };

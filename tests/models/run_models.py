@@ -5,7 +5,7 @@ input where the target can run here, compare with the PyTorch reference output.
 Models are given as PATH.onnx[:NAME=DIMS,...]; PATH.input.npy and PATH.output.npy must
 sit beside the model (models/export_zoo.py writes them; the tiny committed models carry
 theirs). The check is relative to the reference's scale: max |out - ref| / max |ref| must
-stay within --rtol (fp32 default 1e-4).
+stay within --rtol (fp32 default 1e-4; give a looser one with --precision fp16).
 
 host: compile (--emit lib), run, compare.
 cuda: compile (--emit lib), assemble the PTX with ptxas for sm_80 and sm_90 when ptxas
@@ -64,6 +64,10 @@ def check(args, spec, target, work, run_cuda, ptxas):
     base = path[: -len(".onnx")]
     out = os.path.join(work, f"{name}.{target}")
     cmd = [args.kiln, "compile", path, "--target", target, "--emit", "lib", "-o", out]
+    if args.precision != "fp32":
+        cmd += ["--precision", args.precision, "--no-precision-check"]
+    if args.contractions:
+        cmd += ["--contractions", args.contractions]
     for pin in filter(None, pins.split(",")):
         cmd += ["--input-shape", pin]
     label = f"{name} [{target}]"
@@ -103,6 +107,10 @@ def main():
     ap.add_argument("--kiln", required=True)
     ap.add_argument("--targets", default="host", help="comma-separated: host, cuda, cuda-sim")
     ap.add_argument("--rtol", type=float, default=1e-4)
+    ap.add_argument("--contractions", choices=["auto", "kiln", "library"],
+                    help="passed to kiln compile (default: its default)")
+    ap.add_argument("--precision", choices=["fp32", "fp16"], default="fp32",
+                    help="fp16: --precision fp16 (cuda, cuda-sim: the tensor-core kernels)")
     ap.add_argument("--cuda-run", choices=["auto", "never"], default="auto")
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("models", nargs="+", help="PATH.onnx[:NAME=DIMS,...] (input-shape pins)")

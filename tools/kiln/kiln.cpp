@@ -159,6 +159,10 @@ int main(int argc, char **argv) {
   compileCmd->add_flag("--allow-tf32", compileRequest.targetOptions.gpu.allowTf32,
                        "cuda: f32 library calls (cuBLASLt, cuDNN) may round their inputs "
                        "to TF32 on tensor cores (default: f32 stays f32)");
+  compileCmd->add_flag("--tensor-cores,!--no-tensor-cores",
+                       compileRequest.targetOptions.gpu.tensorCores,
+                       "cuda, cuda-sim: Kiln's f16/bf16 contractions run on tensor cores "
+                       "(mma.sync; default); without: the SIMT kernels, for comparison");
   compileCmd->add_flag("--cuda-graph", compileRequest.targetOptions.gpu.cudaGraph,
                        "cuda: capture a whole run as a CUDA graph, replay it on later runs");
   compileCmd->add_flag("--embed-weights", compileRequest.embedWeights,
