@@ -5,9 +5,12 @@
 // kiln-expand-math, the gpu.module is lowered with upstream passes (affine/scf
 // to cf, strided metadata, gpu + arith + memref + math to NVVM/LLVM with the bare
 // pointer calling convention; nvgpu's mma.sync to NVVM's). emitPtx copies the module's LLVM-dialect contents
-// into a module of their own, translates them to LLVM IR, links libdevice only if
-// a function still needs it, and compiles for the chip and PTX features of the
-// gpu.module's #nvvm.target.
+// into a module of their own, translates them to LLVM IR and splits it into one
+// module per kernel; each is compiled for the chip and PTX features of the
+// gpu.module's #nvvm.target on a thread of its own (libdevice linked only where a
+// kernel still needs it), or taken from the kernel cache (content-addressed: the
+// kernel's LLVM IR, the target, LLVM's version and Kiln's PTX form), and the
+// parts' PTX is concatenated in kernel order.
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/cuda/CudaCodegen.h"
@@ -31,14 +34,21 @@
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/IR/Module.h"
+#include "llvm/Bitcode/BitcodeWriter.h"
+#include "llvm/Config/llvm-config.h"
 #include "llvm/Linker/Linker.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/SHA256.h"
+#include "llvm/Transforms/Utils/Cloning.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
 
+#include <atomic>
 #include <cstdlib>
+#include <thread>
 
 using namespace mlir;
 
@@ -69,25 +79,141 @@ void buildGpuMappingPipeline(OpPassManager &pm, const std::string &gpuArch, bool
 
 void buildCudaCodegenPipeline(OpPassManager &pm) {
   OpPassManager &gpu = pm.nest<gpu::GPUModuleOp>();
-  gpu.addPass(createLowerAffinePass());
-  gpu.addPass(createConvertSCFToCFPass());
-  gpu.addPass(memref::createExpandStridedMetadataPass());
-  gpu.addPass(createLowerAffinePass());
-  gpu.addPass(createCanonicalizerPass());
+  // Kernel by kernel (MLIR runs a nested pipeline on the kernels in parallel).
+  OpPassManager &kernels = gpu.nest<gpu::GPUFuncOp>();
+  kernels.addPass(createLowerAffinePass());
+  kernels.addPass(createConvertSCFToCFPass());
+  kernels.addPass(memref::createExpandStridedMetadataPass());
+  kernels.addPass(createLowerAffinePass());
+  kernels.addPass(createCanonicalizerPass());
   // The tensor-core kernels' nvgpu.mma.sync → nvvm.mma.sync (their vector
   // fragments are lowered with the rest by convert-gpu-to-nvvm).
-  gpu.addPass(createConvertNVGPUToNVVMPass());
+  kernels.addPass(createConvertNVGPUToNVVMPass());
   ConvertGpuOpsToNVVMOpsOptions nvvm;
   nvvm.useBarePtrCallConv = true;
   nvvm.indexBitwidth = 64;
   gpu.addPass(createConvertGpuOpsToNVVMOps(nvvm));
   // What gpu-to-nvvm leaves of math (fma from the polynomial expansions, ...) has
   // an LLVM intrinsic NVPTX selects.
-  gpu.addPass(createConvertMathToLLVMPass());
-  gpu.addPass(createReconcileUnrealizedCastsPass());
-  gpu.addPass(createCanonicalizerPass());
-  gpu.addPass(createCSEPass());
+  OpPassManager &lowered = gpu.nest<LLVM::LLVMFuncOp>();
+  lowered.addPass(createConvertMathToLLVMPass());
+  lowered.addPass(createReconcileUnrealizedCastsPass());
+  lowered.addPass(createCanonicalizerPass());
+  lowered.addPass(createCSEPass());
 }
+
+namespace {
+/// Bump when what turns a kernel's LLVM IR into PTX changes in Kiln (the
+/// optimization options, the renaming below): cached PTX of the old form is then
+/// never found.
+constexpr const char *kPtxCacheFormat = "kiln-ptx-1";
+
+/// The kernel cache's directory: $KILN_KERNEL_CACHE ("off": none), else
+/// $XDG_CACHE_HOME/kiln/kernels or ~/.cache/kiln/kernels; empty: no cache.
+std::string kernelCacheDir() {
+  if (const char *env = std::getenv("KILN_KERNEL_CACHE"))
+    return llvm::StringRef(env) == "off" ? "" : env;
+  llvm::SmallString<256> dir;
+  if (const char *xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
+    dir = xdg;
+  else if (const char *home = std::getenv("HOME"); home && *home)
+    llvm::sys::path::append(dir, home, ".cache");
+  else
+    return "";
+  llvm::sys::path::append(dir, "kiln", "kernels");
+  return std::string(dir);
+}
+
+/// One kernel: its LLVM IR alone in a module (bitcode), compiled on a thread of
+/// its own in an LLVMContext of its own.
+struct KernelPart {
+  std::string name;
+  llvm::SmallVector<char, 0> bitcode;
+  std::string key; // the cache key (hex), empty without a cache
+  std::string ptx, error;
+  bool cached = false;
+};
+
+/// Compiles `part` to PTX: libdevice linked where it calls it (then internal),
+/// every name not the kernel's own prefixed with it, so that the parts' PTX
+/// concatenate without clashes.
+void compilePart(KernelPart &part, const NVVM::NVVMTargetAttr &target,
+                 const llvm::MemoryBuffer *libdevice) {
+  llvm::LLVMContext context;
+  auto parsed = llvm::parseBitcodeFile(
+      llvm::MemoryBufferRef(llvm::StringRef(part.bitcode.data(), part.bitcode.size()),
+                            part.name),
+      context);
+  if (!parsed) {
+    llvm::consumeError(parsed.takeError());
+    part.error = "cannot read back kernel " + part.name;
+    return;
+  }
+  std::unique_ptr<llvm::Module> module = std::move(*parsed);
+  std::unique_ptr<llvm::TargetMachine> machine =
+      createTargetMachine(target.getTriple().str(), target.getChip().str(),
+                          target.getFeatures().str(), std::nullopt, part.error,
+                          /*fuseMultiplyAdd=*/true);
+  if (!machine)
+    return;
+  setTarget(*module, *machine);
+  std::vector<std::string> missing;
+  for (llvm::Function &f : *module)
+    if (f.isDeclaration() && !f.isIntrinsic() && !f.use_empty())
+      missing.push_back(f.getName().str());
+  if (!missing.empty()) {
+    if (!libdevice) {
+      part.error = "the kernels call " + missing.front() +
+                   ", which needs libdevice.10.bc (install the CUDA toolkit or set "
+                   "KILN_LIBDEVICE)";
+      return;
+    }
+    auto lib = llvm::parseBitcodeFile(libdevice->getMemBufferRef(), context);
+    if (!lib) {
+      llvm::consumeError(lib.takeError());
+      part.error = "cannot parse " + libdevice->getBufferIdentifier().str();
+      return;
+    }
+    (*lib)->setTargetTriple(module->getTargetTriple());
+    (*lib)->setDataLayout(module->getDataLayout());
+    if (llvm::Linker::linkModules(*module, std::move(*lib), llvm::Linker::LinkOnlyNeeded)) {
+      part.error = "linking libdevice failed";
+      return;
+    }
+    for (const std::string &name : missing)
+      if (llvm::Function *f = module->getFunction(name); f && f->isDeclaration()) {
+        part.error = "libdevice has no " + name;
+        return;
+      }
+  }
+  // What came from libdevice is internal: only the kernel is an entry point.
+  for (llvm::Function &f : *module)
+    if (!f.isDeclaration() && f.getName() != part.name) {
+      f.setLinkage(llvm::GlobalValue::InternalLinkage);
+      f.setName(part.name + "_" + f.getName());
+    }
+  for (llvm::GlobalVariable &g : module->globals())
+    if (g.hasLocalLinkage() || !g.isDeclaration())
+      if (!g.getName().starts_with(part.name))
+        g.setName(part.name + "_" + g.getName());
+  llvm::SmallString<0> text;
+  llvm::raw_svector_ostream out(text);
+  if (!compileModule(*module, *machine, OptimizeOptions(), llvm::CodeGenFileType::AssemblyFile,
+                     out, part.error))
+    return;
+  part.ptx.assign(text.begin(), text.end());
+}
+
+/// `ptx` without its header (comments, .version, .target, .address_size): what a
+/// part adds after the first.
+std::string bodyOf(const std::string &ptx) {
+  size_t at = ptx.find(".address_size");
+  if (at == std::string::npos)
+    return ptx;
+  at = ptx.find('\n', at);
+  return at == std::string::npos ? "" : ptx.substr(at + 1);
+}
+} // namespace
 
 bool emitPtx(ModuleOp module, std::string &ptx, std::string &error) {
   gpu::GPUModuleOp gpuModule;
@@ -113,66 +239,112 @@ bool emitPtx(ModuleOp module, std::string &ptx, std::string &error) {
   LLVMInitializeNVPTXTargetInfo();
   LLVMInitializeNVPTXTargetMC();
   LLVMInitializeNVPTXAsmPrinter();
-  std::unique_ptr<llvm::TargetMachine> machine =
-      createTargetMachine(target.getTriple().str(), target.getChip().str(),
-                          target.getFeatures().str(), std::nullopt, error,
-                          /*fuseMultiplyAdd=*/true);
-  if (!machine)
-    return false;
-  setTarget(*llvmModule, *machine);
-  const std::string triple = target.getTriple().str();
 
-  // Math the polynomial expansions did not cover calls libdevice.
-  std::vector<std::string> missing;
-  llvm::StringSet<> kernelNames;
-  for (llvm::Function &f : *llvmModule) {
-    if (f.isDeclaration() && !f.isIntrinsic() && !f.use_empty())
-      missing.push_back(f.getName().str());
-    else if (!f.isDeclaration())
-      kernelNames.insert(f.getName());
-  }
-  if (!missing.empty()) {
-    std::string path = findLibdevice();
-    if (path.empty()) {
-      error = "the kernels call " + missing.front() +
-              ", which needs libdevice.10.bc (install the CUDA toolkit or set "
-              "KILN_LIBDEVICE)";
-      return false;
-    }
-    auto buffer = llvm::MemoryBuffer::getFile(path);
-    if (!buffer) {
-      error = "cannot read " + path;
-      return false;
-    }
-    auto libdevice = llvm::parseBitcodeFile((*buffer)->getMemBufferRef(), llvmContext);
-    if (!libdevice) {
-      llvm::consumeError(libdevice.takeError());
-      error = "cannot parse " + path;
-      return false;
-    }
-    (*libdevice)->setTargetTriple(triple);
-    (*libdevice)->setDataLayout(llvmModule->getDataLayout());
-    if (llvm::Linker::linkModules(*llvmModule, std::move(*libdevice),
-                                  llvm::Linker::LinkOnlyNeeded)) {
-      error = "linking libdevice failed";
-      return false;
-    }
-    // What came from libdevice is internal: only the kernels are entry points.
-    for (llvm::Function &f : *llvmModule)
-      if (!f.isDeclaration() && !kernelNames.contains(f.getName()))
-        f.setLinkage(llvm::GlobalValue::InternalLinkage);
-    for (const std::string &name : missing)
-      if (llvm::Function *f = llvmModule->getFunction(name); f && f->isDeclaration()) {
-        error = "libdevice has no " + name;
-        return false;
+  // libdevice, read once where a kernel still calls a function (f64 math, mostly).
+  std::unique_ptr<llvm::MemoryBuffer> libdevice;
+  std::string libdevicePath;
+  for (llvm::Function &f : *llvmModule)
+    if (f.isDeclaration() && !f.isIntrinsic() && !f.use_empty() && libdevicePath.empty()) {
+      libdevicePath = findLibdevice();
+      if (!libdevicePath.empty()) {
+        auto buffer = llvm::MemoryBuffer::getFile(libdevicePath);
+        if (!buffer) {
+          error = "cannot read " + libdevicePath;
+          return false;
+        }
+        libdevice = std::move(*buffer);
       }
+    }
+
+  // One module per kernel: every global cloned, then what the kernel does not use
+  // dropped (other kernels' shared memory, their declarations).
+  std::vector<KernelPart> parts;
+  for (llvm::Function &f : *llvmModule)
+    if (!f.isDeclaration())
+      parts.push_back({f.getName().str(), {}, "", "", "", false});
+  std::string cacheDir = kernelCacheDir();
+  for (KernelPart &part : parts) {
+    llvm::ValueToValueMapTy map;
+    std::unique_ptr<llvm::Module> alone =
+        llvm::CloneModule(*llvmModule, map, [&](const llvm::GlobalValue *gv) {
+          return !isa<llvm::Function>(gv) || gv->getName() == part.name;
+        });
+    for (llvm::GlobalVariable &g : llvm::make_early_inc_range(alone->globals()))
+      if (g.use_empty())
+        g.eraseFromParent();
+    for (llvm::Function &f : llvm::make_early_inc_range(*alone))
+      if (f.isDeclaration() && f.use_empty())
+        f.eraseFromParent();
+    llvm::raw_svector_ostream os(part.bitcode);
+    llvm::WriteBitcodeToFile(*alone, os);
+    if (cacheDir.empty())
+      continue;
+    // The key: the kernel's IR, the target, LLVM's version, how Kiln compiles it,
+    // and the libdevice it would link.
+    llvm::SHA256 hash;
+    hash.update(llvm::StringRef(part.bitcode.data(), part.bitcode.size()));
+    for (llvm::StringRef field :
+         {target.getTriple(), target.getChip(), target.getFeatures(),
+          llvm::StringRef(LLVM_VERSION_STRING), llvm::StringRef(kPtxCacheFormat),
+          llvm::StringRef(libdevicePath)}) {
+      hash.update(field);
+      hash.update(llvm::ArrayRef<uint8_t>{0});
+    }
+    part.key = llvm::toHex(hash.final(), /*LowerCase=*/true);
+    llvm::SmallString<256> file(cacheDir);
+    llvm::sys::path::append(file, part.key + ".ptx");
+    if (auto cached = llvm::MemoryBuffer::getFile(file)) {
+      part.ptx = (*cached)->getBuffer().str();
+      part.cached = !part.ptx.empty();
+    }
   }
-  llvm::SmallString<0> text;
-  llvm::raw_svector_ostream out(text);
-  if (!compileModule(*llvmModule, *machine, OptimizeOptions(),
-                     llvm::CodeGenFileType::AssemblyFile, out, error))
+  llvmModule.reset();
+
+  // The kernels not cached, compiled a thread per core.
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i = next++; i < parts.size(); i = next++)
+      if (!parts[i].cached)
+        compilePart(parts[i], target, libdevice.get());
+  };
+  unsigned threads = std::max(1u, std::min<unsigned>(std::thread::hardware_concurrency(),
+                                                      static_cast<unsigned>(parts.size())));
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < threads; ++t)
+    pool.emplace_back(work);
+  work();
+  for (std::thread &t : pool)
+    t.join();
+
+  ptx.clear();
+  for (KernelPart &part : parts) {
+    if (!part.error.empty()) {
+      error = part.error;
+      return false;
+    }
+    ptx += &part == &parts.front() ? part.ptx : bodyOf(part.ptx);
+    if (part.cached || part.key.empty())
+      continue;
+    // Written whole under a temporary name, then renamed: a reader never sees
+    // half a file. A cache that cannot be written is no error.
+    if (llvm::sys::fs::create_directories(cacheDir))
+      continue;
+    llvm::SmallString<256> file(cacheDir), temp;
+    llvm::sys::path::append(file, part.key + ".ptx");
+    int fd;
+    if (llvm::sys::fs::createUniqueFile(file + ".%%%%%%.tmp", fd, temp))
+      continue;
+    {
+      llvm::raw_fd_ostream out(fd, /*shouldClose=*/true);
+      out << part.ptx;
+    }
+    if (llvm::sys::fs::rename(temp, file))
+      llvm::sys::fs::remove(temp);
+  }
+  if (parts.empty()) {
+    error = "the gpu.module has no kernels";
     return false;
-  ptx.assign(text.begin(), text.end());
+  }
   return true;
 }
 
