@@ -41,6 +41,17 @@ struct TargetOptions {
 };
 
 /// What a target's kernel writer made.
+/// A GPU kernel's resources as ptxas reports them for the target architecture
+/// (`ptxas -v`), and the occupancy they allow with its block size.
+struct KernelResources {
+  std::string name;
+  int64_t registers = 0, sharedBytes = 0, stackBytes = 0, spillStores = 0, spillLoads = 0;
+  int64_t blockThreads = 0;
+  /// Resident warps per SM over the SM's most (0: not known).
+  double occupancy = 0;
+  bool tensorCores = false; // it runs mma.sync
+};
+
 struct KernelCode {
   /// Given to the writer: the prefix of the kernels' link-time symbols (a named
   /// model's, so that several models' kernels link into one program), which the
@@ -54,6 +65,10 @@ struct KernelCode {
   /// report.
   int64_t bytes = 0;
   std::string kind;
+  /// GPU targets: each kernel's resources, and where they come from ("ptxas
+  /// sm_90"), or why there are none.
+  std::vector<KernelResources> resources;
+  std::string resourcesFrom;
 };
 
 /// One input or output of the model as the generated runtime describes it.

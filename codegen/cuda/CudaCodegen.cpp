@@ -38,6 +38,7 @@
 #include "llvm/Config/llvm-config.h"
 #include "llvm/Linker/Linker.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
 #include "llvm/Support/SHA256.h"
 #include "llvm/Transforms/Utils/Cloning.h"
 #include "llvm/Support/FileSystem.h"
@@ -47,6 +48,7 @@
 #include "llvm/Target/TargetMachine.h"
 
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <thread>
 
@@ -124,6 +126,18 @@ std::string kernelCacheDir() {
   return std::string(dir);
 }
 
+/// ptxas for `ptxas -v` statistics: $KILN_PTXAS ("off": none), else the CUDA
+/// toolkit's or PATH's; empty when there is none.
+std::string findPtxas() {
+  if (const char *env = std::getenv("KILN_PTXAS"))
+    return llvm::StringRef(env) == "off" ? "" : env;
+  if (auto p = llvm::sys::findProgramByName("ptxas", {"/usr/local/cuda/bin"}))
+    return *p;
+  if (auto p = llvm::sys::findProgramByName("ptxas"))
+    return *p;
+  return "";
+}
+
 /// One kernel: its LLVM IR alone in a module (bitcode), compiled on a thread of
 /// its own in an LLVMContext of its own.
 struct KernelPart {
@@ -132,7 +146,60 @@ struct KernelPart {
   std::string key; // the cache key (hex), empty without a cache
   std::string ptx, error;
   bool cached = false;
+  /// ptxas -v's statistics (found: from the cache or a run).
+  KernelResources resources;
+  bool assembled = false;
 };
+
+/// The number before `what` in `log` ("Used 70 registers"), or 0.
+int64_t numberBefore(llvm::StringRef log, llvm::StringRef what) {
+  size_t at = log.find(what);
+  if (at == llvm::StringRef::npos)
+    return 0;
+  llvm::StringRef head = log.take_front(at).rtrim();
+  size_t start = head.find_last_not_of("0123456789");
+  int64_t value = 0;
+  head.drop_front(start == llvm::StringRef::npos ? 0 : start + 1).getAsInteger(10, value);
+  return value;
+}
+
+/// Assembles `part.ptx` with `ptxas -v` for `chip` and reads its statistics; an
+/// error when ptxas rejects the PTX.
+void assemblePart(KernelPart &part, const std::string &ptxas, llvm::StringRef chip) {
+  llvm::SmallString<128> ptxFile, logFile, cubin;
+  if (llvm::sys::fs::createTemporaryFile("kiln-" + part.name, "ptx", ptxFile) ||
+      llvm::sys::fs::createTemporaryFile("kiln-" + part.name, "log", logFile) ||
+      llvm::sys::fs::createTemporaryFile("kiln-" + part.name, "cubin", cubin))
+    return;
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(ptxFile, ec);
+    os << part.ptx;
+  }
+  std::string arch = "-arch=" + chip.str();
+  llvm::StringRef args[] = {ptxas, arch, "-v", ptxFile, "-o", cubin};
+  std::optional<llvm::StringRef> redirects[] = {std::nullopt, llvm::StringRef(logFile),
+                                                llvm::StringRef(logFile)};
+  int rc = llvm::sys::ExecuteAndWait(ptxas, args, std::nullopt, redirects);
+  auto log = llvm::MemoryBuffer::getFile(logFile);
+  std::string text = log ? (*log)->getBuffer().str() : "";
+  for (llvm::StringRef f : {llvm::StringRef(ptxFile), llvm::StringRef(logFile),
+                            llvm::StringRef(cubin)})
+    llvm::sys::fs::remove(f);
+  if (rc != 0) {
+    part.error = "ptxas rejects kernel " + part.name + " for " + chip.str() + ": " +
+                 llvm::StringRef(text).trim().str();
+    return;
+  }
+  KernelResources &r = part.resources;
+  r.name = part.name;
+  r.registers = numberBefore(text, " registers");
+  r.sharedBytes = numberBefore(text, " bytes smem");
+  r.stackBytes = numberBefore(text, " bytes stack frame");
+  r.spillStores = numberBefore(text, " bytes spill stores");
+  r.spillLoads = numberBefore(text, " bytes spill loads");
+  part.assembled = true;
+}
 
 /// Compiles `part` to PTX: libdevice linked where it calls it (then internal),
 /// every name not the kernel's own prefixed with it, so that the parts' PTX
@@ -215,7 +282,8 @@ std::string bodyOf(const std::string &ptx) {
 }
 } // namespace
 
-bool emitPtx(ModuleOp module, std::string &ptx, std::string &error) {
+bool emitPtx(ModuleOp module, std::string &ptx, std::string &error,
+             std::vector<KernelResources> *resources, std::string *resourcesFrom) {
   gpu::GPUModuleOp gpuModule;
   module.walk([&](gpu::GPUModuleOp m) { gpuModule = m; });
   if (!gpuModule) {
@@ -302,10 +370,35 @@ bool emitPtx(ModuleOp module, std::string &ptx, std::string &error) {
 
   // The kernels not cached, compiled a thread per core.
   std::atomic<size_t> next{0};
+  std::string ptxas = resources ? findPtxas() : "";
+  auto statsFile = [&](const KernelPart &part) {
+    llvm::SmallString<256> file(cacheDir);
+    llvm::sys::path::append(file, part.key + ".ptxas");
+    return std::string(file);
+  };
+  if (!ptxas.empty() && !cacheDir.empty())
+    for (KernelPart &part : parts) {
+      if (!part.cached)
+        continue;
+      // ptxas's statistics of a cached kernel: its path, then the five numbers.
+      auto cached = llvm::MemoryBuffer::getFile(statsFile(part));
+      if (!cached)
+        continue;
+      auto [path, numbers] = (*cached)->getBuffer().split('\n');
+      KernelResources &r = part.resources;
+      r.name = part.name;
+      part.assembled = path == ptxas &&
+                       sscanf(numbers.str().c_str(), "%ld %ld %ld %ld %ld", &r.registers,
+                              &r.sharedBytes, &r.stackBytes, &r.spillStores,
+                              &r.spillLoads) == 5;
+    }
   auto work = [&] {
-    for (size_t i = next++; i < parts.size(); i = next++)
+    for (size_t i = next++; i < parts.size(); i = next++) {
       if (!parts[i].cached)
         compilePart(parts[i], target, libdevice.get());
+      if (!ptxas.empty() && parts[i].error.empty() && !parts[i].assembled)
+        assemblePart(parts[i], ptxas, target.getChip());
+    }
   };
   unsigned threads = std::max(1u, std::min<unsigned>(std::thread::hardware_concurrency(),
                                                       static_cast<unsigned>(parts.size())));
@@ -317,13 +410,33 @@ bool emitPtx(ModuleOp module, std::string &ptx, std::string &error) {
     t.join();
 
   ptx.clear();
+  if (resources) {
+    resources->clear();
+    if (resourcesFrom)
+      *resourcesFrom = ptxas.empty() ? "no ptxas (KILN_PTXAS, /usr/local/cuda/bin, PATH)"
+                                     : "ptxas " + target.getChip().str();
+  }
   for (KernelPart &part : parts) {
     if (!part.error.empty()) {
       error = part.error;
       return false;
     }
     ptx += &part == &parts.front() ? part.ptx : bodyOf(part.ptx);
-    if (part.cached || part.key.empty())
+    part.resources.tensorCores = part.ptx.find("mma.sync") != std::string::npos;
+    if (resources && part.assembled)
+      resources->push_back(part.resources);
+    if (part.key.empty())
+      continue;
+    if (part.assembled && !llvm::sys::fs::create_directories(cacheDir)) {
+      const KernelResources &r = part.resources;
+      std::error_code ec;
+      llvm::raw_fd_ostream os(statsFile(part), ec);
+      if (!ec)
+        os << ptxas << "\n"
+           << r.registers << " " << r.sharedBytes << " " << r.stackBytes << " "
+           << r.spillStores << " " << r.spillLoads << "\n";
+    }
+    if (part.cached)
       continue;
     // Written whole under a temporary name, then renamed: a reader never sees
     // half a file. A cache that cannot be written is no error.

@@ -33,8 +33,26 @@ public:
 
   bool writeKernels(ModuleOp module, StringRef dir, KernelCode &code,
                     std::string &error) const override {
-    if (!emitPtx(module, code.embedded, error))
+    if (!emitPtx(module, code.embedded, error, &code.resources, &code.resourcesFrom))
       return false;
+    // Each kernel's block size (its launches' #kiln.gpu_stage), the occupancy its
+    // resources allow; a tensor-core kernel that spills is worth a warning.
+    llvm::StringMap<int64_t> blockThreads;
+    module.walk([&](LaunchOp l) {
+      if (std::optional<ArrayAttr> stages = l.getGpuStages())
+        for (auto stage : stages->getAsRange<GpuStageAttr>()) {
+          ArrayRef<int64_t> block = stage.getBlock();
+          blockThreads[stage.getFunction().getValue()] = block[0] * block[1] * block[2];
+        }
+    });
+    for (KernelResources &r : code.resources) {
+      r.blockThreads = blockThreads.lookup(r.name);
+      r.occupancy = kiln::occupancy(arch, r.blockThreads, r.registers, r.sharedBytes);
+      if (r.tensorCores && (r.spillStores || r.spillLoads))
+        llvm::errs() << "kiln: warning: tensor-core kernel " << r.name << " spills ("
+                     << r.spillStores << " bytes stored, " << r.spillLoads
+                     << " loaded: ptxas -v, " << arch.name << ")\n";
+    }
     code.bytes = static_cast<int64_t>(code.embedded.size());
     code.kind = "PTX";
     std::error_code ec;

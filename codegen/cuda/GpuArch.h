@@ -23,6 +23,13 @@ struct ContractionTile {
   int64_t rows, cols, k;
 };
 
+/// What one SM holds at once (NVIDIA's occupancy tables): threads, blocks, shared
+/// memory for blocks (each block also takes 1 KB the system reserves); 64K 32-bit
+/// registers, allocated 256 a warp, on every architecture here.
+struct SmLimits {
+  int64_t threads, blocks, sharedBytes;
+};
+
 struct GpuArch {
   /// "sm_80": the PTX target and the #nvvm.target chip.
   const char *name;
@@ -36,7 +43,14 @@ struct GpuArch {
   /// Each stream's cuBLASLt/cuDNN workspace (NVIDIA's advice for cuBLASLt: 32 MiB
   /// on Hopper and newer, 4 MiB before).
   uint64_t libraryWorkspaceBytes;
+  SmLimits sm;
 };
+
+/// Resident warps per SM over the SM's most, for a kernel of `blockThreads`
+/// threads using `registers` per thread and `sharedBytes` of shared memory per
+/// block on `arch`.
+double occupancy(const GpuArch &arch, int64_t blockThreads, int64_t registers,
+                 int64_t sharedBytes);
 
 /// Every supported architecture, oldest first; the first is the default (the driver
 /// JITs its PTX for newer GPUs).

@@ -292,6 +292,8 @@ bool compileOnce(const CompileRequest &request, const PrecisionOutcome &outcome,
   report.phaseMillis.push_back({"emit", millisSince(emitStart)});
   report.codeBytes = code.bytes;
   report.codeKind = code.kind;
+  report.kernelResources = code.resources;
+  report.kernelResourcesFrom = code.resourcesFrom;
   if (!request.report.empty() && !report.write(request.report, error))
     return false;
   if (!request.reportHtml.empty() && !report.writeHtml(request.reportHtml, error))

@@ -287,6 +287,17 @@ bool CompileReport::write(const std::string &path, std::string &error) const {
     precisionJson["first_non_finite"] = precision.firstNonFinite;
   if (precision.fellBackToFp32)
     precisionJson["fell_back_to_fp32"] = true;
+  llvm::json::Array gpuKernels;
+  for (const KernelResources &r : kernelResources)
+    gpuKernels.push_back(llvm::json::Object{{"name", r.name},
+                                            {"registers", r.registers},
+                                            {"shared_bytes", r.sharedBytes},
+                                            {"stack_bytes", r.stackBytes},
+                                            {"spill_stores", r.spillStores},
+                                            {"spill_loads", r.spillLoads},
+                                            {"block_threads", r.blockThreads},
+                                            {"occupancy", r.occupancy},
+                                            {"tensor_cores", r.tensorCores}});
   llvm::json::Object root{
       {"model", model},
       {"target", target},
@@ -295,6 +306,8 @@ bool CompileReport::write(const std::string &path, std::string &error) const {
       {"launches", launches},
       {"library_calls", libraryCalls},
       {"tensor_core_launches", tensorCoreLaunches},
+      {"gpu_kernels", std::move(gpuKernels)},
+      {"gpu_kernels_from", kernelResourcesFrom},
       {"branched_steps", branchedSteps},
       {"branch_conditions", branchConditions},
       {"bytes_read", bytesRead},

@@ -11,6 +11,8 @@
 #ifndef KILN_COMPILER_REPORT_REPORT_H
 #define KILN_COMPILER_REPORT_REPORT_H
 
+#include "codegen/Target.h"
+
 #include "mlir/IR/BuiltinOps.h"
 
 #include <map>
@@ -61,6 +63,10 @@ struct CompileReport {
   int64_t weightBytes = 0;
   int64_t codeBytes = 0; // the target's code
   std::string codeKind = "code"; // what it is: "object code", "PTX"
+  /// GPU targets: each kernel's registers, shared memory, spills and occupancy
+  /// (ptxas -v), and where they come from or why there are none.
+  std::vector<KernelResources> kernelResources;
+  std::string kernelResourcesFrom;
   std::vector<std::pair<std::string, double>> phaseMillis;
 
   /// The plan's launches (and copies) in schedule order.
