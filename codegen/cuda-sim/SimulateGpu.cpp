@@ -5,7 +5,8 @@
 // becomes a host func.func whose GPU operations call the simulator
 // (runtime/SimRuntime.h): thread and block ids, barriers, 32-bit shuffles and the
 // warp's tensor-core operations (nvgpu.mma.sync m16n8k16, each lane passing its
-// fragment registers) become kiln_sim_* calls, workgroup (shared) memory becomes one global buffer
+// fragment registers) and cp.async copies (queued per thread until the wait that
+// covers them) become kiln_sim_* calls, workgroup (shared) memory becomes one global buffer
 // per attribution (the simulator runs one block at a time). The host codegen
 // pipeline then compiles the functions like any host kernel. What runs is exactly
 // the cuda target's mapping, up to the NVVM lowering. A stage that synchronizes
@@ -104,6 +105,74 @@ struct SimulateGpuPass : kiln::impl::SimulateGpuBase<SimulateGpuPass> {
     return success();
   }
 
+  /// The address of `memref[indices]` as an i64 (the simulator's memory is the
+  /// host's).
+  Value address(OpBuilder &b, Location at, Value memref, ValueRange indices) {
+    auto type = cast<MemRefType>(memref.getType());
+    auto meta = b.create<memref::ExtractStridedMetadataOp>(at, memref);
+    Value linear = meta.getOffset();
+    for (auto [i, index] : llvm::enumerate(indices))
+      linear = b.create<arith::AddIOp>(
+          at, linear, b.create<arith::MulIOp>(at, index, meta.getStrides()[i]));
+    Value bytes = b.create<arith::MulIOp>(
+        at, linear, b.create<arith::ConstantIndexOp>(at, type.getElementTypeBitWidth() / 8));
+    Value base = b.create<memref::ExtractAlignedPointerAsIndexOp>(at, meta.getBaseBuffer());
+    return b.create<arith::IndexCastOp>(at, b.getI64Type(),
+                                        b.create<arith::AddIOp>(at, base, bytes));
+  }
+
+  /// cp.async (nvgpu.device_async_copy, _create_group, _wait): each copy is queued
+  /// in the thread's pending copies (kiln_sim_cp_async), a group is committed
+  /// (kiln_sim_cp_async_commit), and a wait performs every committed group but the
+  /// last `numGroups` (kiln_sim_cp_async_wait): a kernel that reads shared memory
+  /// before the wait that covers its copy reads stale data here, as it may on the
+  /// GPU.
+  LogicalResult convertAsyncCopies(OpBuilder &b, ModuleOp module, func::FuncOp fn) {
+    Type i64 = b.getI64Type(), i32 = b.getI32Type();
+    SmallVector<Operation *> tokenOps;
+    WalkResult walk = fn.walk([&](Operation *op) {
+      b.setInsertionPoint(op);
+      Location at = op->getLoc();
+      if (auto copy = dyn_cast<nvgpu::DeviceAsyncCopyOp>(op)) {
+        int64_t elementBytes = copy.getDst().getType().getElementTypeBitWidth() / 8;
+        int64_t count = copy.getDstElements().getZExtValue();
+        Value srcCount = copy.getSrcElements()
+                             ? copy.getSrcElements()
+                             : b.create<arith::ConstantIndexOp>(at, count).getResult();
+        Value srcBytes = b.create<arith::IndexCastOp>(
+            at, i64,
+            b.create<arith::MulIOp>(at, srcCount,
+                                    b.create<arith::ConstantIndexOp>(at, elementBytes)));
+        Value bytes = b.create<arith::ConstantIntOp>(at, count * elementBytes, 64);
+        b.create<func::CallOp>(
+            at, declare(module, "kiln_sim_cp_async", {i64, i64, i64, i64}, {}),
+            ValueRange{address(b, at, copy.getDst(), copy.getDstIndices()),
+                       address(b, at, copy.getSrc(), copy.getSrcIndices()), bytes, srcBytes});
+      } else if (isa<nvgpu::DeviceAsyncCreateGroupOp>(op)) {
+        b.create<func::CallOp>(at, declare(module, "kiln_sim_cp_async_commit", {}, {}),
+                               ValueRange{});
+      } else if (auto wait = dyn_cast<nvgpu::DeviceAsyncWaitOp>(op)) {
+        Value groups = b.create<arith::ConstantIntOp>(at, wait.getNumGroups().value_or(0), 32);
+        b.create<func::CallOp>(at, declare(module, "kiln_sim_cp_async_wait", {i32}, {}),
+                               ValueRange{groups});
+      } else {
+        return WalkResult::advance();
+      }
+      tokenOps.push_back(op);
+      return WalkResult::advance();
+    });
+    if (walk.wasInterrupted())
+      return failure();
+    // Users first: a wait takes a group's token, a group its copies'.
+    for (Operation *op : llvm::reverse(tokenOps)) {
+      if (!op->use_empty())
+        return op->emitError("the simulator takes cp.async tokens only into "
+                             "device_async_create_group and device_async_wait");
+      op->erase();
+    }
+    return success();
+  }
+
   /// Converts `kernel`; `synchronizes` says whether it had barriers or shuffles.
   LogicalResult convert(ModuleOp module, gpu::GPUFuncOp kernel, bool &synchronizes) {
     OpBuilder b(module.getContext());
@@ -118,7 +187,8 @@ struct SimulateGpuPass : kiln::impl::SimulateGpuBase<SimulateGpuPass> {
     SmallVector<memref::GlobalOp> globals;
     for (auto [i, attribution] : llvm::enumerate(shared)) {
       for (Operation *user : attribution.getUsers())
-        if (!isa<memref::LoadOp, memref::StoreOp, vector::LoadOp>(user))
+        if (!isa<memref::LoadOp, memref::StoreOp, vector::LoadOp, nvgpu::DeviceAsyncCopyOp>(
+                user))
           return user->emitError("shared memory used by an op the simulator does not take");
       auto type = cast<MemRefType>(attribution.getType());
       globals.push_back(b.create<memref::GlobalOp>(
@@ -135,6 +205,8 @@ struct SimulateGpuPass : kiln::impl::SimulateGpuBase<SimulateGpuPass> {
           b.create<memref::GetGlobalOp>(loc, global.getType(), global.getSymName()));
     entry.eraseArguments(kernel.getNumArguments(), shared.size());
 
+    if (failed(convertAsyncCopies(b, module, fn)))
+      return failure();
     LogicalResult result = success();
     fn.walk([&](Operation *op) {
       b.setInsertionPoint(op);
@@ -187,6 +259,9 @@ struct SimulateGpuPass : kiln::impl::SimulateGpuBase<SimulateGpuPass> {
           return WalkResult::interrupt();
         }
         synchronizes = true;
+      } else if (isa<nvgpu::NVGPUDialect>(op->getDialect())) {
+        result = op->emitError("the simulator does not take ") << op->getName();
+        return WalkResult::interrupt();
       } else if (isa<gpu::ReturnOp>(op)) {
         b.create<func::ReturnOp>(at);
       } else if (op->getDialect() && isa<gpu::GPUDialect>(op->getDialect())) {

@@ -23,6 +23,7 @@
 #include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
 #include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
 #include "mlir/Conversion/NVGPUToNVVM/NVGPUToNVVM.h"
+#include "mlir/Conversion/NVVMToLLVM/NVVMToLLVM.h"
 #include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -98,6 +99,10 @@ void buildCudaCodegenPipeline(OpPassManager &pm) {
   // What gpu-to-nvvm leaves of math (fma from the polynomial expansions, ...) has
   // an LLVM intrinsic NVPTX selects.
   OpPassManager &lowered = gpu.nest<LLVM::LLVMFuncOp>();
+  // NVVM ops without an LLVM intrinsic for their form (cp.async with a source size,
+  // the zero-filling copy past an operand's end) → inline PTX; translating them
+  // directly would drop the size.
+  lowered.addPass(createConvertNVVMToLLVMPass());
   lowered.addPass(createConvertMathToLLVMPass());
   lowered.addPass(createReconcileUnrealizedCastsPass());
   lowered.addPass(createCanonicalizerPass());

@@ -69,6 +69,40 @@ struct OperandTile {
   std::function<mlir::Value(mlir::OpBuilder &, mlir::Value)> convert;
 };
 
+/// How the block's threads walk an operand tile's K step: `groups` groups a thread
+/// of `width` consecutive elements (several where the operand runs contiguously
+/// along the walk and 16 bytes of them are aligned), group g = tid + threads * r.
+struct TileWalk {
+  /// One group at a K step: its place in the tile (o, kk), the operand's outer
+  /// and K indices, whether it is inside the operand (a group is all in or all
+  /// out).
+  struct Group {
+    mlir::Value o, kk, outer, k, inBounds;
+  };
+
+  TileWalk(StageBuilder &builder, mlir::linalg::GenericOp op, const LoopDims &dims,
+           const OperandTile &tile, int64_t kt, mlir::Value tid, int64_t threads);
+  Group group(mlir::OpBuilder &b, int64_t r, mlir::Value k0) const;
+  /// `loopIdx` at element j of `g`.
+  void setIndices(mlir::OpBuilder &b, const Group &g, int64_t j,
+                  llvm::SmallVectorImpl<mlir::Value> &loopIdx) const;
+  /// The group's elements, converted to `stored` (zero outside the operand).
+  llvm::SmallVector<mlir::Value> load(mlir::OpBuilder &b, const Group &g, mlir::Type stored,
+                                      llvm::SmallVectorImpl<mlir::Value> &loopIdx) const;
+  /// Stores them into `buf` at `prefix` (a stage of a multi-buffered tile) + (o, kk).
+  void store(mlir::OpBuilder &b, const Group &g, mlir::ValueRange values, mlir::Value buf,
+             mlir::ValueRange prefix) const;
+
+  StageBuilder &builder;
+  /// Mutable: an op handle is a value, and its generated accessors are not const.
+  mutable mlir::linalg::GenericOp op;
+  const LoopDims &dims;
+  const OperandTile &tile;
+  int64_t kt;
+  mlir::Value tid;
+  int64_t threads, inner = 1, width = 1, groups = 0;
+};
+
 /// Stages `tile` for the K step starting at `k0` (`kt` deep, of `k`): the block's
 /// `threads` threads load its elements in turn from `tid`, several consecutive
 /// ones at a time where the operand runs contiguously along the walk (16 bytes

@@ -10,10 +10,16 @@
 // outputs with `nvgpu.mma.sync` m16n8k16 (PTX mma.sync.aligned.m16n8k16.row.col
 // .f32.{f16,bf16}.{f16,bf16}.f32), so a block covers (2*16*FM) x (2*8*FN) outputs;
 // FM = 2, FN = 4 (64x64) for large problems, smaller for small ones. Both operand
-// tiles are staged in shared memory 32 K steps at a time, converted to the
-// multiplicand type as they are staged and stored K-innermost with 8 elements of
-// padding per row, so that each lane's fragment registers are 32-bit loads from
-// distinct banks. The fragments follow the PTX ISA's layout for m16n8k16 (lane =
+// tiles are staged in shared memory 32 K steps at a time, in two stages: while the
+// warps multiply one K step, the next one is on its way into the other stage (a
+// 2-stage pipeline, a barrier between steps). An operand stored as f16/bf16 and
+// contiguous along K in 16-byte groups is copied by cp.async (nvgpu's
+// device_async_copy, zero-filled past the operand, one group per step, waited for
+// before the barrier); the others are loaded into registers before the product
+// and stored after it, converted to the multiplicand type on the way (an f32
+// input's cast). Tiles are K-innermost with 8 elements of padding per row, so that
+// each lane's fragment registers are 32-bit loads from distinct banks. The
+// fragments follow the PTX ISA's layout for m16n8k16 (lane =
 // 4 * group + thread in group; A register r holds row group + 8 (r & 1), columns
 // 2 * thread + 8 (r >> 1) and the next; B register r rows 2 * thread + 8 r and the
 // next, column group; accumulator register pair r row group + 8 r, columns
@@ -25,7 +31,9 @@
 //===----------------------------------------------------------------------===//
 #include "codegen/cuda/MappingStrategies.h"
 
+#include "mlir/Dialect/Affine/Utils.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -156,13 +164,17 @@ bool mapTensorCoreContraction(StageBuilder &builder, linalg::GenericOp op,
   gpu::GPUFuncOp fn_ = builder.startStage(b, {kThreads, 1, 1});
   auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
   Type half = mma->multiplicand, f32 = b.getF32Type();
-  // Both tiles K-innermost: aTile[m][kk], bTile[n][kk].
+  // Both tiles K-innermost, two stages each: aTile[s][m][kk], bTile[s][n][kk].
   auto tileType = [&](int64_t outer) {
-    return MemRefType::get({outer, kStageK + kPad}, half, MemRefLayoutAttrInterface(),
+    return MemRefType::get({2, outer, kStageK + kPad}, half, MemRefLayoutAttrInterface(),
                            workgroup);
   };
   Value aTile = fn_.addWorkgroupAttribution(tileType(bm), loc);
   Value bTile = fn_.addWorkgroupAttribution(tileType(bn), loc);
+  // 16-byte aligned: cp.async writes 16 bytes at a time, fragments read 4.
+  for (unsigned i = 0; i < fn_.getNumWorkgroupAttributions(); ++i)
+    fn_.setWorkgroupAttributionAttr(i, LLVM::LLVMDialect::getAlignAttrName(),
+                                    b.getI64IntegerAttr(16));
 
   auto addC = [&](OpBuilder &ob, Value x, int64_t v) -> Value {
     return v ? ob.create<arith::AddIOp>(loc, x, cIndex(ob, loc, v)).getResult() : x;
@@ -229,28 +241,104 @@ bool mapTensorCoreContraction(StageBuilder &builder, linalg::GenericOp op,
       accInit.push_back(acc);
     }
 
-  auto kLoop =
-      b.create<scf::ForOp>(loc, zero, cIndex(b, loc, k), cIndex(b, loc, kStageK), accInit);
+  // Each operand's tile walk; a tile whose operand is f16/bf16 as stored (no
+  // conversion), unpadded and contiguous along K in 16-byte groups is copied by
+  // cp.async, the others load into registers and store after the product.
+  struct Operand {
+    OperandTile tile;
+    std::unique_ptr<TileWalk> walk;
+    Value buf;
+    bool async;
+  };
+  SmallVector<Operand, 2> operands;
+  auto addOperand = [&](unsigned operand, ArrayRef<unsigned> outerDims, Value base,
+                        int64_t outerSize, int64_t outerTile, Value buf) {
+    Value side = mma->side[operand];
+    Block &body = op.getRegion().front();
+    OperandTile tile{operand, outerDims, base, outerSize, outerTile, /*kInner=*/true,
+                     contiguousAlongOuter(op, operand, outerDims), nullptr};
+    if (side != body.getArgument(operand))
+      tile.convert = [&op, operand, side](OpBuilder &ob, Value loaded) {
+        return convertSide(ob, op, operand, side, loaded);
+      };
+    operands.push_back({tile, nullptr, buf, false});
+  };
+  addOperand(c->rowOperand, c->rowDims, rowBase, rows, bm, aTile);
+  addOperand(c->colOperand, c->colDims, colBase, cols, bn, bTile);
+  for (Operand &o : operands) {
+    o.walk = std::make_unique<TileWalk>(builder, op, dims, o.tile, kStageK, tid, kThreads);
+    o.async = !o.tile.convert && !o.tile.walkOuter && o.walk->width * 16 == 128;
+  }
+  auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
+  // Issues K step `k0` into tile stage `stageIdx`: the asynchronous copies (one
+  // group), and the register loads, whose stores `storeLater` then makes.
+  using Pending = SmallVector<std::pair<TileWalk::Group, SmallVector<Value>>>;
+  auto issue = [&](OpBuilder &ob, Value k0, Value stageIdx,
+                   SmallVector<Pending, 2> &later) -> Value {
+    SmallVector<Value> tokens;
+    later.assign(operands.size(), {});
+    for (auto [n, o] : llvm::enumerate(operands)) {
+      for (int64_t r = 0; r < o.walk->groups; ++r) {
+        TileWalk::Group g = o.walk->group(ob, r, k0);
+        if (!o.async) {
+          later[n].push_back({g, o.walk->load(ob, g, half, loopIdx)});
+          continue;
+        }
+        // Outside the operand: no bytes read (zero-filled), from a clamped address.
+        Value zeroIdx = cIndex(ob, loc, 0);
+        TileWalk::Group at = g;
+        at.outer = ob.create<arith::SelectOp>(loc, g.inBounds, g.outer, zeroIdx);
+        at.k = ob.create<arith::SelectOp>(loc, g.inBounds, g.k, zeroIdx);
+        o.walk->setIndices(ob, at, 0, loopIdx);
+        OpOperand *in = op.getDpsInputOperand(o.tile.operand);
+        auto srcIdx = affine::expandAffineMap(ob, loc, op.getMatchingIndexingMap(in), loopIdx);
+        Value n8 = cIndex(ob, loc, o.walk->width);
+        Value srcElements = ob.create<arith::SelectOp>(loc, g.inBounds, n8, zeroIdx);
+        tokens.push_back(ob.create<nvgpu::DeviceAsyncCopyOp>(
+            loc, tokenType, o.buf, ValueRange{stageIdx, g.o, g.kk},
+            builder.mapping.lookupOrDefault(in->get()), *srcIdx,
+            ob.getIndexAttr(o.walk->width), srcElements, ob.getUnitAttr()));
+      }
+    }
+    if (tokens.empty())
+      return Value();
+    return ob.create<nvgpu::DeviceAsyncCreateGroupOp>(loc, tokenType, tokens);
+  };
+  auto storeLater = [&](OpBuilder &ob, ArrayRef<Pending> later, Value stageIdx) {
+    for (auto [n, o] : llvm::enumerate(operands))
+      for (auto &[g, values] : later[n])
+        o.walk->store(ob, g, values, o.buf, stageIdx);
+  };
+  auto waitCopies = [&](OpBuilder &ob, Value copies) {
+    if (copies)
+      ob.create<nvgpu::DeviceAsyncWaitOp>(loc, copies, ob.getI32IntegerAttr(0));
+  };
+  // The pipeline: K step 0 into stage 0; then each step issues the next one into
+  // the other stage before the product of its own, so that the next tile's loads
+  // are in flight while the tensor cores work. A barrier after each step: its
+  // tile complete for every thread, and the stage it read free to be refilled.
+  {
+    SmallVector<Pending, 2> later;
+    Value copies = issue(b, zero, zero, later);
+    storeLater(b, later, zero);
+    waitCopies(b, copies);
+    b.create<gpu::BarrierOp>(loc);
+  }
+  const int64_t steps = ceilDiv(k, kStageK);
+  auto kLoop = b.create<scf::ForOp>(loc, zero, cIndex(b, loc, steps), cIndex(b, loc, 1),
+                                    accInit);
   {
     OpBuilder lb = OpBuilder::atBlockBegin(kLoop.getBody());
-    Value k0 = kLoop.getInductionVar();
-    auto stage = [&](unsigned operand, ArrayRef<unsigned> outerDims, Value base,
-                     int64_t outerSize, int64_t outerTile, Value buf) {
-      Value side = mma->side[operand];
-      OperandTile tile{operand, outerDims, base, outerSize, outerTile, /*kInner=*/true,
-                       contiguousAlongOuter(op, operand, outerDims),
-                       [&, operand, side](OpBuilder &ob, Value loaded) {
-                         return convertSide(ob, op, operand, side, loaded);
-                       }};
-      stageOperandTile(builder, lb, op, dims, tile, buf, k0, kStageK, tid, kThreads, loopIdx);
-    };
-    stage(c->rowOperand, c->rowDims, rowBase, rows, bm, aTile);
-    stage(c->colOperand, c->colDims, colBase, cols, bn, bTile);
-    lb.create<gpu::BarrierOp>(loc);
+    Value step = kLoop.getInductionVar();
+    Value cur = remC(lb, step, 2), next = remC(lb, addC(lb, step, 1), 2);
+    // The last step's "next" is past K: every group out of bounds, zeros.
+    Value nextK = mulC(lb, addC(lb, step, 1), kStageK);
+    SmallVector<Pending, 2> later;
+    Value copies = issue(lb, nextK, next, later);
     auto pairType = VectorType::get({2}, half);
-    // The 32-bit register holding tile[outer][kk], tile[outer][kk + 1].
+    // The 32-bit register holding tile[cur][outer][kk], tile[cur][outer][kk + 1].
     auto pair = [&](Value tile, Value outer, Value kk) -> Value {
-      return lb.create<vector::LoadOp>(loc, pairType, tile, ValueRange{outer, kk});
+      return lb.create<vector::LoadOp>(loc, pairType, tile, ValueRange{cur, outer, kk});
     };
     SmallVector<Value> acc(kLoop.getRegionIterArgs());
     for (int64_t ks = 0; ks < kStageK; ks += 16) {
@@ -280,6 +368,8 @@ bool mapTensorCoreContraction(StageBuilder &builder, linalg::GenericOp op,
           acc[i * fn + j] = lb.create<nvgpu::MmaSyncOp>(loc, a[i], bv[j], acc[i * fn + j],
                                                         ArrayRef<int64_t>{16, 8, 16});
     }
+    storeLater(lb, later, next);
+    waitCopies(lb, copies);
     lb.create<gpu::BarrierOp>(loc);
     lb.create<scf::YieldOp>(loc, acc);
   }

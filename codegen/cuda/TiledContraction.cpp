@@ -30,13 +30,15 @@ namespace kiln {
 namespace {
 /// Threads per block edge, and the smallest rows, columns and K worth tiling.
 constexpr int64_t kThreads = 16;
+} // namespace
+
 /// How many consecutive elements of its staged tile a thread loads at once (up to
 /// 16 bytes): the operand's innermost index is the one loop dim `innerDims` the
 /// tile runs along (unit stride), every other stride and the offset are multiples
 /// of it, as are `extent` (that dim's size, so that a group is in bounds when its
 /// first element is), `inner` (the tile's side) and `perThread` (elements each
 /// thread stages); no padding. 1 where anything else holds.
-int64_t vectorWidth(StageBuilder &builder, linalg::GenericOp op, unsigned operand,
+static int64_t vectorWidth(StageBuilder &builder, linalg::GenericOp op, unsigned operand,
                     ArrayRef<unsigned> innerDims, int64_t extent, int64_t inner,
                     int64_t perThread) {
   OpOperand *in = op.getDpsInputOperand(operand);
@@ -61,8 +63,6 @@ int64_t vectorWidth(StageBuilder &builder, linalg::GenericOp op, unsigned operan
   }
   return 1;
 }
-
-} // namespace
 
 std::optional<ContractionDims> splitContraction(linalg::GenericOp op, const LoopDims &dims) {
   if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1)
@@ -130,57 +130,92 @@ void setLoopDims(OpBuilder &b, Location loc, ArrayRef<int64_t> ranges, ArrayRef<
     loopIdx[d] = v[i];
 }
 
-void stageOperandTile(StageBuilder &builder, OpBuilder &b, linalg::GenericOp op,
-                      const LoopDims &dims, const OperandTile &tile, Value buf, Value k0,
-                      int64_t kt, Value tid, int64_t threads, SmallVectorImpl<Value> &loopIdx) {
-  Location loc = op.getLoc();
-  auto addC = [&](OpBuilder &ob, Value x, int64_t c) -> Value {
-    return c ? ob.create<arith::AddIOp>(loc, x, cIndex(ob, loc, c)).getResult() : x;
-  };
-  auto lt = [&](OpBuilder &ob, Value x, int64_t bound) -> Value {
-    return ob.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, x, cIndex(ob, loc, bound));
-  };
-  // The walk: consecutive threads along the operand's contiguous side, the outer
-  // dims (kFirst: the tile's rows are K steps) or K.
-  bool kFirst = tile.walkOuter;
-  ArrayRef<unsigned> red = dims.red;
-  Type stored = cast<MemRefType>(buf.getType()).getElementType();
+TileWalk::TileWalk(StageBuilder &builder, linalg::GenericOp op, const LoopDims &dims,
+                   const OperandTile &tile, int64_t kt, Value tid, int64_t threads)
+    : builder(builder), op(op), dims(dims), tile(tile), kt(kt), tid(tid), threads(threads) {
   // The block's threads load the tile's elements in turn, `w` consecutive ones
   // each, group g = tid + threads * r, zero outside the operand. The group's first
   // element decides the bounds (vectorWidth: the extents are multiples of w), and
   // its w loads are adjacent and 16-byte aligned: LLVM merges them into
   // ld.global.v4.
-  int64_t inner = kFirst ? tile.outerTile : kt;
-  int64_t w = vectorWidth(builder, op, tile.operand, kFirst ? tile.outerDims : red,
-                          kFirst ? tile.outerSize : dims.length, inner,
-                          tile.outerTile * kt / threads);
-  for (int64_t r = 0; r < tile.outerTile * kt / (threads * w); ++r) {
-    Value e = b.create<arith::MulIOp>(loc, addC(b, tid, threads * r), cIndex(b, loc, w));
-    Value hi = b.create<arith::DivUIOp>(loc, e, cIndex(b, loc, inner));
-    Value lo = b.create<arith::RemUIOp>(loc, e, cIndex(b, loc, inner));
-    Value kk = kFirst ? hi : lo, o = kFirst ? lo : hi;
-    Value outer = b.create<arith::AddIOp>(loc, tile.base, o);
-    Value kIdx = b.create<arith::AddIOp>(loc, k0, kk);
-    Value ok = b.create<arith::AndIOp>(loc, lt(b, outer, tile.outerSize), lt(b, kIdx, dims.length));
-    auto ifOp = b.create<scf::IfOp>(loc, SmallVector<Type>(w, stored), ok, true);
-    OpBuilder tb = ifOp.getThenBodyBuilder();
-    SmallVector<Value> loaded, zeros;
-    for (int64_t j = 0; j < w; ++j) {
-      setLoopDims(tb, loc, dims.ranges, tile.outerDims, kFirst ? addC(tb, outer, j) : outer,
-                  loopIdx);
-      setLoopDims(tb, loc, dims.ranges, red, kFirst ? kIdx : addC(tb, kIdx, j), loopIdx);
-      Value v = builder.loadOperand(tb, op, *op.getDpsInputOperand(tile.operand), loopIdx);
-      loaded.push_back(tile.convert ? tile.convert(tb, v) : v);
-    }
-    tb.create<scf::YieldOp>(loc, loaded);
-    OpBuilder eb = ifOp.getElseBodyBuilder();
-    zeros.assign(w, eb.create<arith::ConstantOp>(loc, eb.getZeroAttr(stored)).getResult());
-    eb.create<scf::YieldOp>(loc, zeros);
-    for (int64_t j = 0; j < w; ++j) {
-      Value oj = kFirst ? addC(b, o, j) : o, kj = kFirst ? kk : addC(b, kk, j);
-      b.create<memref::StoreOp>(loc, ifOp.getResult(j), buf,
-                                tile.kInner ? ValueRange{oj, kj} : ValueRange{kj, oj});
-    }
+  inner = tile.walkOuter ? tile.outerTile : kt;
+  width = vectorWidth(builder, op, tile.operand,
+                      tile.walkOuter ? tile.outerDims : ArrayRef<unsigned>(dims.red),
+                      tile.walkOuter ? tile.outerSize : dims.length, inner,
+                      tile.outerTile * kt / threads);
+  groups = tile.outerTile * kt / (threads * width);
+}
+
+TileWalk::Group TileWalk::group(OpBuilder &b, int64_t r, Value k0) const {
+  Location loc = op.getLoc();
+  auto lt = [&](Value x, int64_t bound) -> Value {
+    return b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, x, cIndex(b, loc, bound));
+  };
+  Value first = threads * r ? b.create<arith::AddIOp>(loc, tid, cIndex(b, loc, threads * r))
+                            : tid;
+  Value e = b.create<arith::MulIOp>(loc, first, cIndex(b, loc, width));
+  Value hi = b.create<arith::DivUIOp>(loc, e, cIndex(b, loc, inner));
+  Value lo = b.create<arith::RemUIOp>(loc, e, cIndex(b, loc, inner));
+  Group g;
+  g.kk = tile.walkOuter ? hi : lo;
+  g.o = tile.walkOuter ? lo : hi;
+  g.outer = b.create<arith::AddIOp>(loc, tile.base, g.o);
+  g.k = b.create<arith::AddIOp>(loc, k0, g.kk);
+  g.inBounds = b.create<arith::AndIOp>(loc, lt(g.outer, tile.outerSize), lt(g.k, dims.length));
+  return g;
+}
+
+void TileWalk::setIndices(OpBuilder &b, const Group &g, int64_t j,
+                          SmallVectorImpl<Value> &loopIdx) const {
+  Location loc = op.getLoc();
+  auto addC = [&](Value x, int64_t c) -> Value {
+    return c ? b.create<arith::AddIOp>(loc, x, cIndex(b, loc, c)).getResult() : x;
+  };
+  setLoopDims(b, loc, dims.ranges, tile.outerDims, tile.walkOuter ? addC(g.outer, j) : g.outer,
+              loopIdx);
+  setLoopDims(b, loc, dims.ranges, dims.red, tile.walkOuter ? g.k : addC(g.k, j), loopIdx);
+}
+
+SmallVector<Value> TileWalk::load(OpBuilder &b, const Group &g, Type stored,
+                                  SmallVectorImpl<Value> &loopIdx) const {
+  Location loc = op.getLoc();
+  auto ifOp = b.create<scf::IfOp>(loc, SmallVector<Type>(width, stored), g.inBounds, true);
+  OpBuilder tb = ifOp.getThenBodyBuilder();
+  SmallVector<Value> loaded, zeros;
+  for (int64_t j = 0; j < width; ++j) {
+    setIndices(tb, g, j, loopIdx);
+    Value v = builder.loadOperand(tb, op, *op.getDpsInputOperand(tile.operand), loopIdx);
+    loaded.push_back(tile.convert ? tile.convert(tb, v) : v);
+  }
+  tb.create<scf::YieldOp>(loc, loaded);
+  OpBuilder eb = ifOp.getElseBodyBuilder();
+  zeros.assign(width, eb.create<arith::ConstantOp>(loc, eb.getZeroAttr(stored)).getResult());
+  eb.create<scf::YieldOp>(loc, zeros);
+  return SmallVector<Value>(ifOp.getResults());
+}
+
+void TileWalk::store(OpBuilder &b, const Group &g, ValueRange values, Value buf,
+                     ValueRange prefix) const {
+  Location loc = op.getLoc();
+  auto addC = [&](Value x, int64_t c) -> Value {
+    return c ? b.create<arith::AddIOp>(loc, x, cIndex(b, loc, c)).getResult() : x;
+  };
+  for (int64_t j = 0; j < width; ++j) {
+    Value oj = tile.walkOuter ? addC(g.o, j) : g.o, kj = tile.walkOuter ? g.kk : addC(g.kk, j);
+    SmallVector<Value> idx(prefix);
+    idx.append(tile.kInner ? SmallVector<Value>{oj, kj} : SmallVector<Value>{kj, oj});
+    b.create<memref::StoreOp>(loc, values[j], buf, idx);
+  }
+}
+
+void stageOperandTile(StageBuilder &builder, OpBuilder &b, linalg::GenericOp op,
+                      const LoopDims &dims, const OperandTile &tile, Value buf, Value k0,
+                      int64_t kt, Value tid, int64_t threads, SmallVectorImpl<Value> &loopIdx) {
+  TileWalk walk(builder, op, dims, tile, kt, tid, threads);
+  Type stored = cast<MemRefType>(buf.getType()).getElementType();
+  for (int64_t r = 0; r < walk.groups; ++r) {
+    TileWalk::Group g = walk.group(b, r, k0);
+    walk.store(b, g, walk.load(b, g, stored, loopIdx), buf, {});
   }
 }
 

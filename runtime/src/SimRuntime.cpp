@@ -11,7 +11,8 @@
 // the PTX ISA's layout, so that a kernel that loads a fragment into the wrong
 // lane or register gets a wrong answer here as it would on the GPU); anything else
 // is a deadlock the real GPU would hang on or leave undefined, reported as an
-// error.
+// error. cp.async copies wait in their thread's queue until a wait covers their
+// group, so that shared memory read too early holds stale data here too.
 //
 //===----------------------------------------------------------------------===//
 // Fibers switch with _setjmp/_longjmp across stacks (no signal-mask system call per
@@ -25,6 +26,7 @@
 #include <cstring>
 #include <ucontext.h>
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
@@ -73,6 +75,15 @@ struct Fiber {
   int32_t mmaKind = 0;
   uint32_t mmaA[4] = {}, mmaB[2] = {};
   float mmaC[4] = {}, mmaD[4] = {};
+  // cp.async: the copies issued and not yet performed, each with its group (the
+  // number of groups committed before it), and the groups committed.
+  struct Copy {
+    void *dst;
+    const void *src;
+    int64_t bytes, srcBytes, group;
+  };
+  std::vector<Copy> copies;
+  int64_t committed = 0;
   void *tsanFiber = nullptr; // ThreadSanitizer's fiber for it, when built with TSan
 };
 
@@ -202,6 +213,8 @@ std::string runBlock(Launch &l) {
   for (int64_t i = 0; i < n; ++i) {
     Fiber &f = l.fibers[i];
     f.state = Fiber::Ready;
+    f.copies.clear();
+    f.committed = 0;
     f.tid[0] = i % l.block[0];
     f.tid[1] = i / l.block[0] % l.block[1];
     f.tid[2] = i / (l.block[0] * l.block[1]);
@@ -358,4 +371,24 @@ void kiln_sim_mma_m16n8k16(int32_t kind, int32_t a0, int32_t a1, int32_t a2, int
   kiln::rt::yieldAs(Fiber::AtMma);
 }
 float kiln_sim_mma_result(int32_t index) { return tLaunch->current->mmaD[index]; }
+void kiln_sim_cp_async(int64_t dst, int64_t src, int64_t bytes, int64_t srcBytes) {
+  Fiber &f = *tLaunch->current;
+  f.copies.push_back({reinterpret_cast<void *>(dst), reinterpret_cast<const void *>(src),
+                      bytes, srcBytes, f.committed});
+}
+void kiln_sim_cp_async_commit(void) { ++tLaunch->current->committed; }
+void kiln_sim_cp_async_wait(int32_t groups) {
+  Fiber &f = *tLaunch->current;
+  size_t kept = 0;
+  for (Fiber::Copy &c : f.copies) {
+    if (c.group < f.committed - groups) {
+      int64_t n = std::min(c.srcBytes, c.bytes);
+      std::memcpy(c.dst, c.src, static_cast<size_t>(n));
+      std::memset(static_cast<char *>(c.dst) + n, 0, static_cast<size_t>(c.bytes - n));
+    } else {
+      f.copies[kept++] = c;
+    }
+  }
+  f.copies.resize(kept);
+}
 }

@@ -53,6 +53,14 @@ int32_t kiln_sim_shuffle_valid(void);
 void kiln_sim_mma_m16n8k16(int32_t kind, int32_t a0, int32_t a1, int32_t a2, int32_t a3,
                            int32_t b0, int32_t b1, float c0, float c1, float c2, float c3);
 float kiln_sim_mma_result(int32_t index);
+/// cp.async of `bytes` from global `src` to shared `dst` (the first `srcBytes` read,
+/// the rest zero-filled), queued in the caller's thread in the group being built;
+/// _commit closes the group (cp.async.commit_group); _wait(n) performs every
+/// committed group but the last n (cp.async.wait_group n). Copies are performed
+/// only there: shared memory read before its wait holds what it held before.
+void kiln_sim_cp_async(int64_t dst, int64_t src, int64_t bytes, int64_t srcBytes);
+void kiln_sim_cp_async_commit(void);
+void kiln_sim_cp_async_wait(int32_t groups);
 }
 
 #endif // KILN_RUNTIME_SIMRUNTIME_H

@@ -57,6 +57,16 @@ def models():
              helper.make_node("Relu", ["z"], ["out"], name="relu")]
     m["gemm"] = (nodes, [w, b], ["w", "b"], x, [40, 56],
                  lambda x, w=w, b=b: np.maximum(f16(x) @ f16(w) + f16(b), 0))
+    # Two GEMMs: the second reads the first's f16 output, contiguous along K, which
+    # cp.async copies into shared memory (the pipeline's asynchronous path).
+    w1 = rng.randn(72, 64).astype(np.float32) * 0.2
+    w2 = rng.randn(64, 40).astype(np.float32) * 0.2
+    x = rng.randn(48, 72).astype(np.float32)
+    nodes = [helper.make_node("MatMul", ["x", "w1"], ["h"], name="mm1"),
+             helper.make_node("Relu", ["h"], ["r"], name="relu"),
+             helper.make_node("MatMul", ["r", "w2"], ["out"], name="mm2")]
+    m["mlp"] = (nodes, [w1, w2], ["w1", "w2"], x, [48, 40],
+                lambda x, w1=w1, w2=w2: f16(np.maximum(f16(x) @ f16(w1), 0)) @ f16(w2))
     # Batched, both operands activations (attention's Q K^T).
     k = rng.randn(2, 3, 24, 20).astype(np.float32)
     x = rng.randn(2, 3, 20, 24).astype(np.float32)
