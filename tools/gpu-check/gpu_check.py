@@ -20,7 +20,11 @@ LLVM/MLIR. The work is split:
                 each model on PyTorch's CUDA tensors and stream (kiln_context_run_device),
                 compares with PyTorch's reference (max error relative to its scale,
                 1e-4) and times Kiln, PyTorch eager and torch.compile on the same GPU
-                (CUDA events, p50 after warm-up). Prints a table, writes OUT/results.txt.
+                (CUDA events, p50 after warm-up): each Kiln variant (fp32, one stream,
+                CUDA graph, fp16 with library calls, fp16 on Kiln's tensor-core kernels,
+                fp16 graph) and PyTorch's timings in a process of their own, so that a
+                fault in one loses only its own numbers. Prints a table, writes
+                OUT/results.txt.
 
 On the device tool: `prepare build/gpu-check --kiln build/bin/kiln --bundle` here, then
 run `sh tools/gpu-check/device.sh` there carrying build/gpu-check (47 MB).
@@ -334,62 +338,106 @@ def run_kiln_variant(model_dir, xin, ref, iterations, tolerance=1e-4):
     return row
 
 
-def measure(model_dir, base, build_net, iterations, torch_compile, variants=()):
-    """Runs MODEL_DIR's libmodel.so (and each (label, dir) of VARIANTS, the same model
-    compiled otherwise) on BASE.input.npy and compares with BASE.output.npy (max error
-    relative to the reference's scale, 1e-4). With a GPU: on PyTorch's CUDA tensors and
-    stream (kiln_context_run_device), then times Kiln, the PyTorch model from
-    build_net() eager, and torch.compile (PyTorch >= 2) alike: CUDA events, p50 after
-    warm-up. Without (the mock driver): host buffers, nothing timed. A dict: status,
-    detail, rel, kiln_ms, eager_ms, compiled_ms, and LABEL_ms / LABEL_status per
-    variant."""
-    import numpy as np
+def measure_torch(base_net, xin, iterations, torch_compile):
+    """PyTorch's times of the model from base_net() on XIN: eager and torch.compile
+    (PyTorch >= 2), in f32 and f16 (weights and activations): CUDA events, p50 after
+    warm-up. A dict: eager_ms, compiled_ms, eager16_ms, compiled16_ms."""
     import torch
-    x = np.load(base + ".input.npy")
-    ref = np.load(base + ".output.npy")
-    gpu = torch.cuda.is_available()
-    device = "cuda" if gpu else "cpu"
-    xin = torch.from_numpy(x).to(device)
-    first = run_kiln_variant(model_dir, xin, ref, iterations)
-    row = {k: v for k, v in first.items() if k != "ms"}
-    if "ms" in first:
-        row["kiln_ms"] = first["ms"]
-    for label, variant_dir in variants:
-        v = run_kiln_variant(variant_dir, xin, ref, iterations, TOLERANCE.get(label, 1e-4))
-        row[label + "_status"] = v["status"]
-        if "rel" in v:
-            row[label + "_rel"] = v["rel"]
-        if "ms" in v:
-            row[label + "_ms"] = v["ms"]
-        if v["status"] != "pass":
-            row["status"] = "fail"
-            row["detail"] = (row["detail"] + f" {label}: {v['detail']}").strip()
-    if gpu:
-        torch.manual_seed(0)
-        net = build_net().eval().to(device)
-        with torch.no_grad():
-            row["eager_ms"] = cuda_p50(lambda: net(xin), iterations)
-            if torch_compile and hasattr(torch, "compile"):
-                compiled = torch.compile(net)
-                row["compiled_ms"] = cuda_p50(lambda: compiled(xin), iterations)
-            # The same in f16 (weights and activations), for Kiln's fp16 variants.
-            half = net.half()
-            xhalf = xin.half() if xin.is_floating_point() else xin
-            row["eager16_ms"] = cuda_p50(lambda: half(xhalf), iterations)
-            if torch_compile and hasattr(torch, "compile"):
-                compiled16 = torch.compile(half)
-                row["compiled16_ms"] = cuda_p50(lambda: compiled16(xhalf), iterations)
+    row = {}
+    torch.manual_seed(0)
+    net = base_net().eval().to(xin.device)
+    with torch.no_grad():
+        row["eager_ms"] = cuda_p50(lambda: net(xin), iterations)
+        if torch_compile and hasattr(torch, "compile"):
+            compiled = torch.compile(net)
+            row["compiled_ms"] = cuda_p50(lambda: compiled(xin), iterations)
+        half = net.half()
+        xhalf = xin.half() if xin.is_floating_point() else xin
+        row["eager16_ms"] = cuda_p50(lambda: half(xhalf), iterations)
+        if torch_compile and hasattr(torch, "compile"):
+            compiled16 = torch.compile(half)
+            row["compiled16_ms"] = cuda_p50(lambda: compiled16(xhalf), iterations)
     return row
 
 
-# Each zoo model is compiled three ways: the default plan (several streams on cuda),
-# one stream (the sequential plan, for the streams figures), and the default plan
-# captured once into a CUDA graph and replayed.
+def measure_one(spec):
+    """One measurement in this process (`measure` subcommand), from SPEC: kind "kiln"
+    (run_kiln_variant of spec["dir"] under its label's tolerance) or "torch"
+    (measure_torch of the zoo model), on spec["zoo"]/NAME.input.npy."""
+    import numpy as np
+    import torch
+    base = os.path.join(spec["zoo"], spec["name"])
+    x = np.load(base + ".input.npy")
+    xin = torch.from_numpy(x).to("cuda" if torch.cuda.is_available() else "cpu")
+    if spec["kind"] == "kiln":
+        return run_kiln_variant(spec["dir"], xin, np.load(base + ".output.npy"),
+                                spec["iterations"], TOLERANCE.get(spec["label"], 1e-4))
+    if not xin.is_cuda:
+        return {}
+    sys.path.insert(0, os.path.join(spec["out"], "models"))
+    import export_zoo
+    return measure_torch(lambda: export_zoo.build(spec["name"], 1)[0], xin,
+                         spec["iterations"], spec["torch_compile"])
+
+
+def measure_in_process(spec, timeout):
+    """measure_one(SPEC) in a process of its own: a fault, a hang or a CUDA error that
+    poisons the context loses this measurement only. Its dict, or a failure saying how
+    the process ended."""
+    try:
+        r = subprocess.run([sys.executable, os.path.abspath(__file__), "measure",
+                            json.dumps(spec)], capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {"status": "fail", "detail": f"timed out after {timeout} s"}
+    lines = r.stdout.strip().splitlines()
+    if r.returncode != 0 or not lines:
+        how = f"signal {-r.returncode}" if r.returncode < 0 else f"exit {r.returncode}"
+        return {"status": "fail", "detail": f"process {how}: {r.stderr.strip()[-200:]}"}
+    return json.loads(lines[-1])
+
+
+def measure_isolated(args, zoo, name, variants):
+    """Each Kiln variant (VARIANTS' (label, dir), the default plan first, label "") and
+    PyTorch's timings, each in its own process (measure_in_process). A dict as
+    measure's."""
+    row = {}
+    common = {"zoo": zoo, "name": name, "iterations": args.iterations, "out": args.out}
+    for label, directory in variants:
+        v = measure_in_process(dict(common, kind="kiln", dir=directory, label=label),
+                               args.process_timeout)
+        if not label:
+            row.update({k: v[k] for k in ("status", "detail", "rel") if k in v})
+            if "ms" in v:
+                row["kiln_ms"] = v["ms"]
+            continue
+        row[label + "_status"] = v.get("status", "fail")
+        for key in ("rel", "ms"):
+            if key in v:
+                row[f"{label}_{key}"] = v[key]
+        if v.get("status") != "pass":
+            row["status"] = "fail"
+            row["detail"] = (row.get("detail", "") + f" {label}: {v.get('detail', '')}").strip()
+    torch_row = measure_in_process(
+        dict(common, kind="torch", torch_compile=name in args.torch_compile),
+        args.process_timeout)
+    if torch_row.get("status") == "fail":
+        row["torch_detail"] = torch_row["detail"]
+    else:
+        row.update(torch_row)
+    return row
+
+
+# Each zoo model is compiled several ways: the default plan (several streams on cuda),
+# one stream (the sequential plan, for the streams figures), the default plan captured
+# once into a CUDA graph and replayed, and in fp16: contractions by the libraries
+# where they can (the default), by Kiln's own tensor-core kernels (fp16tc), and the
+# default captured into a graph.
 VARIANTS = [("1stream", ["--max-streams", "1"]), ("graph", ["--cuda-graph"]),
             ("fp16", ["--precision", "fp16", "--no-precision-check"]),
+            ("fp16tc", ["--precision", "fp16", "--no-precision-check", "--contractions", "kiln"]),
             ("fp16graph", ["--precision", "fp16", "--no-precision-check", "--cuda-graph"])]
 # The error each variant may have relative to the f32 reference's scale.
-TOLERANCE = {"fp16": 1e-2, "fp16graph": 1e-2}
+TOLERANCE = {"fp16": 1e-2, "fp16tc": 1e-2, "fp16graph": 1e-2}
 
 
 def compile_zoo_model(args, kiln, zoo, name, runtime, cxx):
@@ -450,12 +498,7 @@ def run_zoo(args, runtime, cxx):
         if name in built:
             row, variants = built[name]
             if row.get("status") != "fail":
-                try:
-                    row.update(measure(variants[0][1], os.path.join(zoo, name),
-                                       lambda: export_zoo.build(name, 1)[0], args.iterations,
-                                       name in args.torch_compile, variants[1:]))
-                except Exception as e:
-                    row.update(status="fail", detail=f"{type(e).__name__}: {e}"[:200])
+                row.update(measure_isolated(args, zoo, name, variants))
             rows[name] = row
         print(json.dumps(rows[name]), flush=True)
     return [rows[n] for n in args.zoo]
@@ -490,9 +533,10 @@ def run(args):
             table += ["", "| model | status | launches | streams | max rel err | kiln ms | "
                       "1 stream ms | graph ms | eager ms | torch.compile ms | kiln / eager |"
                       " graph / compile |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
-            table16 = ["", "| model | kiln fp16 ms | fp16 graph ms | fp16 rel err | "
-                       "eager f16 ms | torch.compile f16 ms | fp16 / fp32 (graph) |",
-                       "|---|---|---|---|---|---|---|"]
+            table16 = ["", "| model | kiln fp16 ms (libraries) | fp16 tensor cores ms | "
+                       "fp16 graph ms | fp16 rel err | fp16 tc rel err | eager f16 ms | "
+                       "torch.compile f16 ms | fp16 / fp32 (graph) |",
+                       "|---|---|---|---|---|---|---|---|---|"]
             for r in rows:
                 best = r.get("graph_ms", r.get("kiln_ms"))
                 ratio_e = f"{r['kiln_ms'] / r['eager_ms']:.2f}" \
@@ -507,8 +551,10 @@ def run(args):
                              f"{ratio_c} |")
                 r16 = f"{r['fp16graph_ms'] / r['graph_ms']:.2f}" \
                     if "fp16graph_ms" in r and "graph_ms" in r else "-"
-                table16.append(f"| {r['model']} | {ms(r, 'fp16_ms')} | {ms(r, 'fp16graph_ms')} | "
-                               f"{r.get('fp16_rel', float('nan')):.1e} | {ms(r, 'eager16_ms')} | "
+                table16.append(f"| {r['model']} | {ms(r, 'fp16_ms')} | {ms(r, 'fp16tc_ms')} | "
+                               f"{ms(r, 'fp16graph_ms')} | "
+                               f"{r.get('fp16_rel', float('nan')):.1e} | "
+                               f"{r.get('fp16tc_rel', float('nan')):.1e} | {ms(r, 'eager16_ms')} | "
                                f"{ms(r, 'compiled16_ms')} | {r16} |")
             table += table16
     print("\n".join(table))
@@ -541,11 +587,18 @@ def main():
                                                  "transformer_encoder", "gpt2"],
                    help="zoo models to export, compile and time (needs the bundle; none: skip)")
     r.add_argument("--iterations", type=int, default=20)
+    r.add_argument("--process-timeout", type=int, default=120,
+                   help="seconds each measurement's own process may take")
     # torch.compile takes tens of seconds a model: by default only for the two models
     # the cuda issue names, so that the whole check fits one device call.
     r.add_argument("--torch-compile", nargs="*", default=["resnet50", "transformer_encoder"],
                    help="zoo models to also time under torch.compile")
+    m = sub.add_parser("measure", help="(internal) one measurement, in its own process")
+    m.add_argument("spec", help="JSON: kind, zoo, name, dir, label, iterations, ...")
     args = ap.parse_args()
+    if args.cmd == "measure":
+        print(json.dumps(measure_one(json.loads(args.spec))))
+        return 0
     return prepare(args) if args.cmd == "prepare" else run(args)
 
 
