@@ -14,8 +14,12 @@ def SimulateGpu : Pass<"kiln-simulate-gpu", "mlir::ModuleOp"> {
   let summary = "Turn the mapped gpu.funcs into host functions that call the SIMT simulator";
   let description = [{
     The step that makes the cuda-sim target: every gpu.func of the gpu.module
-    becomes a host func.func whose thread and block ids, barriers and 32-bit
-    shuffles call the simulator (runtime/SimRuntime.h), and whose workgroup memory
+    becomes a host func.func whose thread and block ids, barriers, 32-bit
+    shuffles, tensor-core `nvgpu.mma.sync` m16n8k16 (each lane's fragment
+    registers in, its result registers out; the warp's product computed by the PTX
+    ISA's fragment layout) and cp.async copies (`nvgpu.device_async_copy`, queued
+    per thread until the `device_async_wait` that covers their group) call the
+    simulator (runtime/SimRuntime.h), and whose workgroup memory
     is one global per attribution, `@kiln_sim_shared.<kernel>.<i>` (the simulator
     runs one block at a time on a host thread). A stage
     that synchronizes but whose `#kiln.gpu_stage` says it does not is an error.
