@@ -335,6 +335,27 @@ bool emitPtx(ModuleOp module, std::string &ptx, std::string &error,
   for (llvm::Function &f : *llvmModule)
     if (!f.isDeclaration())
       parts.push_back({f.getName().str(), {}, "", "", "", false});
+  if (parts.empty()) {
+    // A model without kernels (an Identity, a Shape): a PTX module with no entries.
+    std::unique_ptr<llvm::TargetMachine> machine =
+        createTargetMachine(target.getTriple().str(), target.getChip().str(),
+                            target.getFeatures().str(), std::nullopt, error,
+                            /*fuseMultiplyAdd=*/true);
+    if (!machine)
+      return false;
+    setTarget(*llvmModule, *machine);
+    llvm::SmallString<0> text;
+    llvm::raw_svector_ostream out(text);
+    if (!compileModule(*llvmModule, *machine, OptimizeOptions(),
+                       llvm::CodeGenFileType::AssemblyFile, out, error))
+      return false;
+    ptx.assign(text.begin(), text.end());
+    if (resources)
+      resources->clear();
+    if (resourcesFrom)
+      *resourcesFrom = "no kernels";
+    return true;
+  }
   std::string cacheDir = kernelCacheDir();
   for (KernelPart &part : parts) {
     llvm::ValueToValueMapTy map;
@@ -458,10 +479,6 @@ bool emitPtx(ModuleOp module, std::string &ptx, std::string &error,
     }
     if (llvm::sys::fs::rename(temp, file))
       llvm::sys::fs::remove(temp);
-  }
-  if (parts.empty()) {
-    error = "the gpu.module has no kernels";
-    return false;
   }
   return true;
 }
