@@ -8,7 +8,8 @@ reports, in one run on this machine:
 - ptxas -v over the tensor-core kernels (where ptxas is found): most registers per
   thread, spill bytes, the lowest and highest occupancy;
 - compile time (report total, and its emit phase) fp32 and fp16, cold (an empty kernel
-  cache) and warm (the same compile again).
+  cache) and warm (the same compile again), as a compile without --report takes it
+  (no ptxas run: KILN_PTXAS=off).
 
   bench/tensor_cores.py --kiln build/bin/kiln --zoo /tmp/zoo [--gpu-arch sm_90] \\
       resnet50 transformer_encoder ...
@@ -23,12 +24,14 @@ import sys
 import tempfile
 
 
-def compile_report(kiln, model, out, cache, extra):
+def compile_report(kiln, model, out, cache, extra, ptxas=True):
     report = out + ".json"
     cmd = [kiln, "compile", model, "--target", "cuda", "-o", out, "--report", report,
            *extra]
-    subprocess.run(cmd, check=True, capture_output=True, text=True,
-                   env={**os.environ, "KILN_KERNEL_CACHE": cache})
+    env = {**os.environ, "KILN_KERNEL_CACHE": cache}
+    if not ptxas:
+        env["KILN_PTXAS"] = "off"  # a compile without --report does not assemble
+    subprocess.run(cmd, check=True, capture_output=True, text=True, env=env)
     with open(report) as f:
         return json.load(f)
 
@@ -49,8 +52,8 @@ def main():
             times = {}
             for label, extra in (("fp32", ["--gpu-arch", args.gpu_arch]), ("fp16", fp16)):
                 cache = os.path.join(work, f"cache-{name}-{label}")
-                cold = compile_report(args.kiln, model, out, cache, extra)
-                warm = compile_report(args.kiln, model, out, cache, extra)
+                cold = compile_report(args.kiln, model, out, cache, extra, ptxas=False)
+                warm = compile_report(args.kiln, model, out, cache, extra, ptxas=False)
                 times[label] = (cold["compile_ms_total"] / 1e3, cold["compile_ms"]["emit"] / 1e3,
                                 warm["compile_ms_total"] / 1e3)
             own = fp16 + ["--contractions", "kiln"]

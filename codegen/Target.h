@@ -57,6 +57,9 @@ struct KernelCode {
   /// model's, so that several models' kernels link into one program), which the
   /// emit hooks use where they call them.
   std::string symbolPrefix;
+  /// Given to the writer: the kernels' resources are wanted (a report was asked
+  /// for); GPU targets then assemble each kernel with ptxas -v.
+  bool wantResources = false;
   /// Files in the artifact directory that libmodel.so links (the host object).
   std::vector<std::string> linkInputs;
   /// Code the generated runtime embeds (PTX).

@@ -29,10 +29,10 @@ void buildGpuMappingPipeline(mlir::OpPassManager &pm, const std::string &gpuArch
 void buildCudaCodegenPipeline(mlir::OpPassManager &pm);
 
 /// Translates `gpu.module @kiln_kernels` to PTX for the chip of its #nvvm.target.
-/// Where ptxas is found ($KILN_PTXAS, "off": never; else /usr/local/cuda/bin or
-/// PATH), each kernel is also assembled for that chip and its registers, shared
-/// memory, stack and spills go to `resources` (in kernel order); `resourcesFrom`
-/// says "ptxas <chip>" or why there are none.
+/// With `resources`, where ptxas is found ($KILN_PTXAS, "off": never; else
+/// /usr/local/cuda/bin or PATH), each kernel is also assembled for that chip and
+/// its registers, shared memory, stack and spills go to `resources` (in kernel
+/// order); `resourcesFrom` says "ptxas <chip>" or why there are none.
 bool emitPtx(mlir::ModuleOp module, std::string &ptx, std::string &error,
              std::vector<KernelResources> *resources = nullptr,
              std::string *resourcesFrom = nullptr);

@@ -7,6 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/cuda/CudaTarget.h"
+
+#include <cstdlib>
 #include "codegen/cuda/CudaCodegen.h"
 #include "codegen/cuda/GpuTarget.h"
 #include "codegen/emit/GeneratedCode.h"
@@ -33,8 +35,14 @@ public:
 
   bool writeKernels(ModuleOp module, StringRef dir, KernelCode &code,
                     std::string &error) const override {
-    if (!emitPtx(module, code.embedded, error, &code.resources, &code.resourcesFrom))
+    // ptxas -v costs as much again as the PTX itself: run for a report, or where
+    // KILN_PTXAS names one.
+    bool assemble = code.wantResources || std::getenv("KILN_PTXAS");
+    if (!emitPtx(module, code.embedded, error, assemble ? &code.resources : nullptr,
+                 &code.resourcesFrom))
       return false;
+    if (!assemble)
+      code.resourcesFrom = "not assembled (ask for --report, or set KILN_PTXAS)";
     // Each kernel's block size (its launches' #kiln.gpu_stage), the occupancy its
     // resources allow; a tensor-core kernel that spills is worth a warning.
     llvm::StringMap<int64_t> blockThreads;

@@ -282,6 +282,7 @@ bool compileOnce(const CompileRequest &request, const PrecisionOutcome &outcome,
   emit.compiler = request.cxx;
   auto emitStart = std::chrono::steady_clock::now();
   KernelCode code;
+  code.wantResources = !request.report.empty() || !request.reportHtml.empty();
   bool emitted = emitArtifacts(*module, *target, emit, code, error);
   if (request.progress)
     llvm::errs() << "\r\033[K";
