@@ -69,3 +69,16 @@ module attributes {gpu.container_module} {
     kiln.launch @k0(%x) stream 0 {num_inputs = 1 : i64, gpu_stages = [#kiln.gpu_stage<"k0_s0", grid = [1, 1, 1], block = [4, 1, 1], sync = false>]} : memref<4xf32>
   }
 }
+
+// -----
+
+module attributes {gpu.container_module} {
+  gpu.module @kiln_kernels {
+    gpu.func @k0_s0(%a: vector<2x2xf16>, %b: vector<1x2xf16>, %c: vector<2x2xf32>) kernel {
+      // expected-error @+1 {{the simulator takes mma.sync m16n8k16 with f16 or bf16 multiplicands and f32 accumulators only}}
+      %d = nvgpu.mma.sync(%a, %b, %c) {mmaShape = [16, 8, 8]}
+          : (vector<2x2xf16>, vector<1x2xf16>, vector<2x2xf32>) -> vector<2x2xf32>
+      gpu.return
+    }
+  }
+}
