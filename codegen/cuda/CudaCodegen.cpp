@@ -151,9 +151,10 @@ struct KernelPart {
   std::string key; // the cache key (hex), empty without a cache
   std::string ptx, error;
   bool cached = false;
-  /// ptxas -v's statistics (found: from the cache or a run).
+  /// ptxas -v's statistics (found: from the cache or a run; fresh: from a run, to
+  /// be cached).
   KernelResources resources;
-  bool assembled = false;
+  bool assembled = false, freshlyAssembled = false;
 };
 
 /// The number before `what` in `log` ("Used 70 registers"), or 0.
@@ -203,7 +204,7 @@ void assemblePart(KernelPart &part, const std::string &ptxas, llvm::StringRef ch
   r.stackBytes = numberBefore(text, " bytes stack frame");
   r.spillStores = numberBefore(text, " bytes spill stores");
   r.spillLoads = numberBefore(text, " bytes spill loads");
-  part.assembled = true;
+  part.assembled = part.freshlyAssembled = true;
 }
 
 /// Compiles `part` to PTX: libdevice linked where it calls it (then internal),
@@ -316,18 +317,19 @@ bool emitPtx(ModuleOp module, std::string &ptx, std::string &error,
   // libdevice, read once where a kernel still calls a function (f64 math, mostly).
   std::unique_ptr<llvm::MemoryBuffer> libdevice;
   std::string libdevicePath;
-  for (llvm::Function &f : *llvmModule)
-    if (f.isDeclaration() && !f.isIntrinsic() && !f.use_empty() && libdevicePath.empty()) {
-      libdevicePath = findLibdevice();
-      if (!libdevicePath.empty()) {
-        auto buffer = llvm::MemoryBuffer::getFile(libdevicePath);
-        if (!buffer) {
-          error = "cannot read " + libdevicePath;
-          return false;
-        }
-        libdevice = std::move(*buffer);
+  if (llvm::any_of(*llvmModule, [](llvm::Function &f) {
+        return f.isDeclaration() && !f.isIntrinsic() && !f.use_empty();
+      })) {
+    libdevicePath = findLibdevice();
+    if (!libdevicePath.empty()) {
+      auto buffer = llvm::MemoryBuffer::getFile(libdevicePath);
+      if (!buffer) {
+        error = "cannot read " + libdevicePath;
+        return false;
       }
+      libdevice = std::move(*buffer);
     }
+  }
 
   // One module per kernel: every global cloned, then what the kernel does not use
   // dropped (other kernels' shared memory, their declarations).
@@ -453,7 +455,7 @@ bool emitPtx(ModuleOp module, std::string &ptx, std::string &error,
       resources->push_back(part.resources);
     if (part.key.empty())
       continue;
-    if (part.assembled && !llvm::sys::fs::create_directories(cacheDir)) {
+    if (part.freshlyAssembled && !llvm::sys::fs::create_directories(cacheDir)) {
       const KernelResources &r = part.resources;
       std::error_code ec;
       llvm::raw_fd_ostream os(statsFile(part), ec);

@@ -55,6 +55,26 @@ Value cIndex(OpBuilder &b, Location loc, int64_t v) {
   return b.create<arith::ConstantIndexOp>(loc, v);
 }
 
+Value addIndex(OpBuilder &b, Location loc, Value x, int64_t c) {
+  return c ? b.create<arith::AddIOp>(loc, x, cIndex(b, loc, c)).getResult() : x;
+}
+
+Value mulIndex(OpBuilder &b, Location loc, Value x, int64_t c) {
+  return b.create<arith::MulIOp>(loc, x, cIndex(b, loc, c));
+}
+
+Value divIndex(OpBuilder &b, Location loc, Value x, int64_t c) {
+  return b.create<arith::DivUIOp>(loc, x, cIndex(b, loc, c));
+}
+
+Value remIndex(OpBuilder &b, Location loc, Value x, int64_t c) {
+  return b.create<arith::RemUIOp>(loc, x, cIndex(b, loc, c));
+}
+
+Value ltIndex(OpBuilder &b, Location loc, Value x, int64_t c) {
+  return b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, x, cIndex(b, loc, c));
+}
+
 SmallVector<int64_t> sizesOf(ArrayRef<int64_t> ranges, ArrayRef<unsigned> dims) {
   SmallVector<int64_t> s;
   for (unsigned d : dims)

@@ -32,6 +32,13 @@ int64_t product(llvm::ArrayRef<int64_t> sizes);
 mlir::Value viewRoot(mlir::Value v);
 int64_t ceilDiv(int64_t a, int64_t b);
 mlir::Value cIndex(mlir::OpBuilder &b, mlir::Location loc, int64_t v);
+/// Index arithmetic with a constant c: x + c (x itself for c = 0), x * c, x / c and
+/// x % c (unsigned), x < c (unsigned).
+mlir::Value addIndex(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x, int64_t c);
+mlir::Value mulIndex(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x, int64_t c);
+mlir::Value divIndex(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x, int64_t c);
+mlir::Value remIndex(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x, int64_t c);
+mlir::Value ltIndex(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x, int64_t c);
 /// Row-major delinearization of `linear` over `sizes`.
 llvm::SmallVector<mlir::Value> delinearize(mlir::OpBuilder &b, mlir::Location loc,
                                            mlir::Value linear,

@@ -110,13 +110,8 @@ std::optional<MmaBody> matchMmaBody(linalg::GenericOp op) {
   return m;
 }
 
-/// Clones what computes `side` from its operand's block argument (bound to the
-/// loaded element) at `b`.
-Value convertSide(OpBuilder &b, linalg::GenericOp op, unsigned operand, Value side,
-                  Value loaded) {
-  Block &body = op.getRegion().front();
-  IRMapping map;
-  map.map(body.getArgument(operand), loaded);
+/// The body's ops that compute `side`, in order.
+SmallVector<Operation *> sliceOf(Block &body, Value side) {
   llvm::SmallPtrSet<Operation *, 8> slice;
   SmallVector<Value> work{side};
   while (!work.empty()) {
@@ -124,10 +119,11 @@ Value convertSide(OpBuilder &b, linalg::GenericOp op, unsigned operand, Value si
     if (def && def->getBlock() == &body && slice.insert(def).second)
       llvm::append_range(work, def->getOperands());
   }
+  SmallVector<Operation *> ordered;
   for (Operation &o : body.without_terminator())
     if (slice.contains(&o))
-      b.clone(o, map);
-  return map.lookupOrDefault(side);
+      ordered.push_back(&o);
+  return ordered;
 }
 
 /// Whether `operand` runs contiguously along the outer (non-reduction) dims rather
@@ -176,32 +172,17 @@ bool mapTensorCoreContraction(StageBuilder &builder, linalg::GenericOp op,
     fn_.setWorkgroupAttributionAttr(i, LLVM::LLVMDialect::getAlignAttrName(),
                                     b.getI64IntegerAttr(16));
 
-  auto addC = [&](OpBuilder &ob, Value x, int64_t v) -> Value {
-    return v ? ob.create<arith::AddIOp>(loc, x, cIndex(ob, loc, v)).getResult() : x;
-  };
-  auto mulC = [&](OpBuilder &ob, Value x, int64_t v) -> Value {
-    return ob.create<arith::MulIOp>(loc, x, cIndex(ob, loc, v));
-  };
-  auto divC = [&](OpBuilder &ob, Value x, int64_t v) -> Value {
-    return ob.create<arith::DivUIOp>(loc, x, cIndex(ob, loc, v));
-  };
-  auto remC = [&](OpBuilder &ob, Value x, int64_t v) -> Value {
-    return ob.create<arith::RemUIOp>(loc, x, cIndex(ob, loc, v));
-  };
-  auto lt = [&](OpBuilder &ob, Value x, int64_t bound) -> Value {
-    return ob.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, x, cIndex(ob, loc, bound));
-  };
   Value tid = b.create<gpu::ThreadIdOp>(loc, gpu::Dimension::x);
   Value bx = b.create<gpu::BlockIdOp>(loc, gpu::Dimension::x);
   Value by = b.create<gpu::BlockIdOp>(loc, gpu::Dimension::y);
   Value bz = b.create<gpu::BlockIdOp>(loc, gpu::Dimension::z);
   Value zero = cIndex(b, loc, 0);
-  Value warp = divC(b, tid, kWarp), lane = remC(b, tid, kWarp);
-  Value group = divC(b, lane, 4), inGroup = remC(b, lane, 4);
-  Value rowBase = mulC(b, by, bm), colBase = mulC(b, bx, bn);
+  Value warp = divIndex(b, loc, tid, kWarp), lane = remIndex(b, loc, tid, kWarp);
+  Value group = divIndex(b, loc, lane, 4), inGroup = remIndex(b, loc, lane, 4);
+  Value rowBase = mulIndex(b, loc, by, bm), colBase = mulIndex(b, loc, bx, bn);
   // The warp's first row and column in the block's tile.
-  Value warpRow = mulC(b, divC(b, warp, kWarpsN), 16 * fm);
-  Value warpCol = mulC(b, remC(b, warp, kWarpsN), 8 * fn);
+  Value warpRow = mulIndex(b, loc, divIndex(b, loc, warp, kWarpsN), 16 * fm);
+  Value warpCol = mulIndex(b, loc, remIndex(b, loc, warp, kWarpsN), 8 * fn);
 
   const SmallVector<int64_t> &ranges = dims.ranges;
   SmallVector<Value> loopIdx(ranges.size(), zero);
@@ -209,13 +190,28 @@ bool mapTensorCoreContraction(StageBuilder &builder, linalg::GenericOp op,
   for (auto [i, d] : llvm::enumerate(c->batch))
     loopIdx[d] = batchIdx[i];
 
-  // Accumulator register (i, j, r, e): row group + 8r of 16-row tile i, column
-  // 2 * inGroup + e of 8-column tile j, in the block's tile.
-  auto accRow = [&](OpBuilder &ob, int64_t i, int64_t r) {
-    return addC(ob, ob.create<arith::AddIOp>(loc, warpRow, group), 16 * i + 8 * r);
+  // Accumulator register (i, j, r, e) holds row group + 8r of the warp's 16-row
+  // tile i and column 2 * inGroup + e of its 8-column tile j: where that is in the
+  // output, and whether it is inside it.
+  struct Place {
+    Value row, col, inBounds;
   };
-  auto accCol = [&](OpBuilder &ob, int64_t j, int64_t e) {
-    return addC(ob, ob.create<arith::AddIOp>(loc, warpCol, mulC(ob, inGroup, 2)), 8 * j + e);
+  auto accPlace = [&](int64_t i, int64_t j, int64_t r, int64_t e) {
+    Value inTileRow = addIndex(b, loc, b.create<arith::AddIOp>(loc, warpRow, group),
+                               16 * i + 8 * r);
+    Value inTileCol = addIndex(
+        b, loc, b.create<arith::AddIOp>(loc, warpCol, mulIndex(b, loc, inGroup, 2)),
+        8 * j + e);
+    Place p;
+    p.row = b.create<arith::AddIOp>(loc, rowBase, inTileRow);
+    p.col = b.create<arith::AddIOp>(loc, colBase, inTileCol);
+    p.inBounds = b.create<arith::AndIOp>(loc, ltIndex(b, loc, p.row, rows),
+                                         ltIndex(b, loc, p.col, cols));
+    return p;
+  };
+  auto setOutputIndices = [&](OpBuilder &ob, const Place &p) {
+    setLoopDims(ob, loc, ranges, c->rowDims, p.row, loopIdx);
+    setLoopDims(ob, loc, ranges, c->colDims, p.col, loopIdx);
   };
   auto accType = VectorType::get({2, 2}, f32);
   SmallVector<Value> accInit;
@@ -224,13 +220,10 @@ bool mapTensorCoreContraction(StageBuilder &builder, linalg::GenericOp op,
       Value acc = b.create<arith::ConstantOp>(loc, b.getZeroAttr(accType));
       for (int64_t r = 0; r < 2; ++r)
         for (int64_t e = 0; e < 2; ++e) {
-          Value row = b.create<arith::AddIOp>(loc, rowBase, accRow(b, i, r));
-          Value col = b.create<arith::AddIOp>(loc, colBase, accCol(b, j, e));
-          Value ok = b.create<arith::AndIOp>(loc, lt(b, row, rows), lt(b, col, cols));
-          auto initIf = b.create<scf::IfOp>(loc, TypeRange{f32}, ok, true);
+          Place p = accPlace(i, j, r, e);
+          auto initIf = b.create<scf::IfOp>(loc, TypeRange{f32}, p.inBounds, true);
           OpBuilder tb = initIf.getThenBodyBuilder();
-          setLoopDims(tb, loc, ranges, c->rowDims, row, loopIdx);
-          setLoopDims(tb, loc, ranges, c->colDims, col, loopIdx);
+          setOutputIndices(tb, p);
           tb.create<scf::YieldOp>(loc, builder.initialValue(tb, op, 0, loopIdx));
           OpBuilder eb = initIf.getElseBodyBuilder();
           eb.create<scf::YieldOp>(
@@ -257,9 +250,16 @@ bool mapTensorCoreContraction(StageBuilder &builder, linalg::GenericOp op,
     Block &body = op.getRegion().front();
     OperandTile tile{operand, outerDims, base, outerSize, outerTile, /*kInner=*/true,
                      contiguousAlongOuter(op, operand, outerDims), nullptr};
+    // The conversion: what computes `side` from the block argument, cloned with
+    // the loaded element for it.
     if (side != body.getArgument(operand))
-      tile.convert = [&op, operand, side](OpBuilder &ob, Value loaded) {
-        return convertSide(ob, op, operand, side, loaded);
+      tile.convert = [&body, operand, side, slice = sliceOf(body, side)](OpBuilder &ob,
+                                                                          Value loaded) {
+        IRMapping map;
+        map.map(body.getArgument(operand), loaded);
+        for (Operation *o : slice)
+          ob.clone(*o, map);
+        return map.lookupOrDefault(side);
       };
     operands.push_back({tile, nullptr, buf, false});
   };
@@ -330,9 +330,9 @@ bool mapTensorCoreContraction(StageBuilder &builder, linalg::GenericOp op,
   {
     OpBuilder lb = OpBuilder::atBlockBegin(kLoop.getBody());
     Value step = kLoop.getInductionVar();
-    Value cur = remC(lb, step, 2), next = remC(lb, addC(lb, step, 1), 2);
+    Value cur = remIndex(lb, loc, step, 2), next = remIndex(lb, loc, addIndex(lb, loc, step, 1), 2);
     // The last step's "next" is past K: every group out of bounds, zeros.
-    Value nextK = mulC(lb, addC(lb, step, 1), kStageK);
+    Value nextK = mulIndex(lb, loc, addIndex(lb, loc, step, 1), kStageK);
     SmallVector<Pending, 2> later;
     Value copies = issue(lb, nextK, next, later);
     auto pairType = VectorType::get({2}, half);
@@ -342,24 +342,24 @@ bool mapTensorCoreContraction(StageBuilder &builder, linalg::GenericOp op,
     };
     SmallVector<Value> acc(kLoop.getRegionIterArgs());
     for (int64_t ks = 0; ks < kStageK; ks += 16) {
-      Value kk = addC(lb, mulC(lb, inGroup, 2), ks);
+      Value kk = addIndex(lb, loc, mulIndex(lb, loc, inGroup, 2), ks);
       SmallVector<Value> a, bv;
       for (int64_t i = 0; i < fm; ++i) {
         Value frag = lb.create<arith::ConstantOp>(
             loc, lb.getZeroAttr(VectorType::get({4, 2}, half)));
-        Value row = addC(lb, lb.create<arith::AddIOp>(loc, warpRow, group), 16 * i);
+        Value row = addIndex(lb, loc, lb.create<arith::AddIOp>(loc, warpRow, group), 16 * i);
         for (int64_t r = 0; r < 4; ++r)
           frag = lb.create<vector::InsertOp>(
-              loc, pair(aTile, addC(lb, row, 8 * (r & 1)), addC(lb, kk, 8 * (r >> 1))), frag,
+              loc, pair(aTile, addIndex(lb, loc, row, 8 * (r & 1)), addIndex(lb, loc, kk, 8 * (r >> 1))), frag,
               r);
         a.push_back(frag);
       }
       for (int64_t j = 0; j < fn; ++j) {
         Value frag = lb.create<arith::ConstantOp>(
             loc, lb.getZeroAttr(VectorType::get({2, 2}, half)));
-        Value col = addC(lb, lb.create<arith::AddIOp>(loc, warpCol, group), 8 * j);
+        Value col = addIndex(lb, loc, lb.create<arith::AddIOp>(loc, warpCol, group), 8 * j);
         for (int64_t r = 0; r < 2; ++r)
-          frag = lb.create<vector::InsertOp>(loc, pair(bTile, col, addC(lb, kk, 8 * r)), frag,
+          frag = lb.create<vector::InsertOp>(loc, pair(bTile, col, addIndex(lb, loc, kk, 8 * r)), frag,
                                              r);
         bv.push_back(frag);
       }
@@ -381,13 +381,10 @@ bool mapTensorCoreContraction(StageBuilder &builder, linalg::GenericOp op,
     for (int64_t j = 0; j < fn; ++j)
       for (int64_t r = 0; r < 2; ++r)
         for (int64_t e = 0; e < 2; ++e) {
-          Value row = b.create<arith::AddIOp>(loc, rowBase, accRow(b, i, r));
-          Value col = b.create<arith::AddIOp>(loc, colBase, accCol(b, j, e));
-          Value ok = b.create<arith::AndIOp>(loc, lt(b, row, rows), lt(b, col, cols));
-          auto storeIf = b.create<scf::IfOp>(loc, ok, false);
+          Place p = accPlace(i, j, r, e);
+          auto storeIf = b.create<scf::IfOp>(loc, p.inBounds, false);
           OpBuilder tb = OpBuilder::atBlockBegin(&storeIf.getThenRegion().front());
-          setLoopDims(tb, loc, ranges, c->rowDims, row, loopIdx);
-          setLoopDims(tb, loc, ranges, c->colDims, col, loopIdx);
+          setOutputIndices(tb, p);
           Value v = tb.create<vector::ExtractOp>(loc, kLoop.getResult(i * fn + j),
                                                  ArrayRef<int64_t>{r, e});
           builder.storeOutput(tb, op, 0, v, loopIdx);

@@ -148,9 +148,6 @@ TileWalk::TileWalk(StageBuilder &builder, linalg::GenericOp op, const LoopDims &
 
 TileWalk::Group TileWalk::group(OpBuilder &b, int64_t r, Value k0) const {
   Location loc = op.getLoc();
-  auto lt = [&](Value x, int64_t bound) -> Value {
-    return b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, x, cIndex(b, loc, bound));
-  };
   Value first = threads * r ? b.create<arith::AddIOp>(loc, tid, cIndex(b, loc, threads * r))
                             : tid;
   Value e = b.create<arith::MulIOp>(loc, first, cIndex(b, loc, width));
@@ -161,19 +158,16 @@ TileWalk::Group TileWalk::group(OpBuilder &b, int64_t r, Value k0) const {
   g.o = tile.walkOuter ? lo : hi;
   g.outer = b.create<arith::AddIOp>(loc, tile.base, g.o);
   g.k = b.create<arith::AddIOp>(loc, k0, g.kk);
-  g.inBounds = b.create<arith::AndIOp>(loc, lt(g.outer, tile.outerSize), lt(g.k, dims.length));
+  g.inBounds = b.create<arith::AndIOp>(loc, ltIndex(b, loc, g.outer, tile.outerSize), ltIndex(b, loc, g.k, dims.length));
   return g;
 }
 
 void TileWalk::setIndices(OpBuilder &b, const Group &g, int64_t j,
                           SmallVectorImpl<Value> &loopIdx) const {
   Location loc = op.getLoc();
-  auto addC = [&](Value x, int64_t c) -> Value {
-    return c ? b.create<arith::AddIOp>(loc, x, cIndex(b, loc, c)).getResult() : x;
-  };
-  setLoopDims(b, loc, dims.ranges, tile.outerDims, tile.walkOuter ? addC(g.outer, j) : g.outer,
+  setLoopDims(b, loc, dims.ranges, tile.outerDims, tile.walkOuter ? addIndex(b, loc, g.outer, j) : g.outer,
               loopIdx);
-  setLoopDims(b, loc, dims.ranges, dims.red, tile.walkOuter ? g.k : addC(g.k, j), loopIdx);
+  setLoopDims(b, loc, dims.ranges, dims.red, tile.walkOuter ? g.k : addIndex(b, loc, g.k, j), loopIdx);
 }
 
 SmallVector<Value> TileWalk::load(OpBuilder &b, const Group &g, Type stored,
@@ -197,11 +191,8 @@ SmallVector<Value> TileWalk::load(OpBuilder &b, const Group &g, Type stored,
 void TileWalk::store(OpBuilder &b, const Group &g, ValueRange values, Value buf,
                      ValueRange prefix) const {
   Location loc = op.getLoc();
-  auto addC = [&](Value x, int64_t c) -> Value {
-    return c ? b.create<arith::AddIOp>(loc, x, cIndex(b, loc, c)).getResult() : x;
-  };
   for (int64_t j = 0; j < width; ++j) {
-    Value oj = tile.walkOuter ? addC(g.o, j) : g.o, kj = tile.walkOuter ? g.kk : addC(g.kk, j);
+    Value oj = tile.walkOuter ? addIndex(b, loc, g.o, j) : g.o, kj = tile.walkOuter ? g.kk : addIndex(b, loc, g.kk, j);
     SmallVector<Value> idx(prefix);
     idx.append(tile.kInner ? SmallVector<Value>{oj, kj} : SmallVector<Value>{kj, oj});
     b.create<memref::StoreOp>(loc, values[j], buf, idx);
@@ -262,29 +253,18 @@ bool mapTiledContraction(StageBuilder &builder, linalg::GenericOp op, const Loop
   Value by = b.create<gpu::BlockIdOp>(loc, gpu::Dimension::y);
   Value bz = b.create<gpu::BlockIdOp>(loc, gpu::Dimension::z);
   Value zero = cIndex(b, loc, 0);
-  auto lt = [&](OpBuilder &ob, Value x, int64_t bound) -> Value {
-    return ob.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, x,
-                                    cIndex(ob, loc, bound));
-  };
-  // x + c, x * c, x / c, x % c for a constant c.
-  auto addC = [&](OpBuilder &ob, Value x, int64_t c) -> Value {
-    return c ? ob.create<arith::AddIOp>(loc, x, cIndex(ob, loc, c)).getResult() : x;
-  };
-  auto mulC = [&](OpBuilder &ob, Value x, int64_t c) -> Value {
-    return ob.create<arith::MulIOp>(loc, x, cIndex(ob, loc, c));
-  };
-  Value rowBase = mulC(b, by, bm), colBase = mulC(b, bx, bn);
-  Value tid = b.create<arith::AddIOp>(loc, mulC(b, ty, kThreads), tx);
+  Value rowBase = mulIndex(b, loc, by, bm), colBase = mulIndex(b, loc, bx, bn);
+  Value tid = b.create<arith::AddIOp>(loc, mulIndex(b, loc, ty, kThreads), tx);
   Value row0 = b.create<arith::AddIOp>(loc, rowBase, ty);
   Value col0 = b.create<arith::AddIOp>(loc, colBase, tx);
   SmallVector<Value> rowsOf, colsOf, rowOk, colOk;
   for (int64_t i = 0; i < tm; ++i) {
-    rowsOf.push_back(addC(b, row0, kThreads * i));
-    rowOk.push_back(lt(b, rowsOf.back(), rows));
+    rowsOf.push_back(addIndex(b, loc, row0, kThreads * i));
+    rowOk.push_back(ltIndex(b, loc, rowsOf.back(), rows));
   }
   for (int64_t j = 0; j < tn; ++j) {
-    colsOf.push_back(addC(b, col0, kThreads * j));
-    colOk.push_back(lt(b, colsOf.back(), cols));
+    colsOf.push_back(addIndex(b, loc, col0, kThreads * j));
+    colOk.push_back(ltIndex(b, loc, colsOf.back(), cols));
   }
 
   SmallVector<Value> loopIdx(ranges.size(), zero);
@@ -340,10 +320,10 @@ bool mapTiledContraction(StageBuilder &builder, linalg::GenericOp op, const Loop
       SmallVector<Value> rv, cv, next;
       for (int64_t i = 0; i < tm; ++i)
         rv.push_back(ib.create<memref::LoadOp>(loc, rowTile,
-                                               ValueRange{addC(ib, ty, kThreads * i), kk}));
+                                               ValueRange{addIndex(ib, loc, ty, kThreads * i), kk}));
       for (int64_t j = 0; j < tn; ++j)
         cv.push_back(ib.create<memref::LoadOp>(loc, colTile,
-                                               ValueRange{kk, addC(ib, tx, kThreads * j)}));
+                                               ValueRange{kk, addIndex(ib, loc, tx, kThreads * j)}));
       for (int64_t i = 0; i < tm; ++i)
         for (int64_t j = 0; j < tn; ++j) {
           builder.mapping.map(body.getArgument(rowOperand), rv[i]);
