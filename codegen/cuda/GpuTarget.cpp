@@ -16,6 +16,12 @@ void GpuTarget::buildKernelMappingPipeline(OpPassManager &pm) const {
   if (options.contractions != "kiln")
     pm.addPass(createSelectLibraryCalls(cudaLibraryEngine()));
   buildGpuMappingPipeline(pm, arch.name, options.gpu.tensorCores);
+  // `auto`: a library call only where the cost model prefers it to the kernel.
+  if (options.contractions == "auto") {
+    ChooseEnginesOptions choose;
+    choose.deviceModel = getDeviceModel();
+    pm.addPass(createChooseEngines(choose));
+  }
 }
 
 SelectLibraryCallsOptions cudaLibraryEngine() {

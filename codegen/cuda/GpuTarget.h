@@ -20,7 +20,8 @@ public:
   GpuTarget(const TargetOptions &options, const GpuArch &arch)
       : options(options), arch(arch) {}
 
-  /// Library calls (unless `--contractions kiln`), then the GPU mapping.
+  /// Library calls (unless `--contractions kiln`), the GPU mapping, then (`auto`)
+  /// the cheaper of each call and its kernel (kiln-choose-engines).
   void buildKernelMappingPipeline(mlir::OpPassManager &pm) const override;
   /// The device model named, else the architecture's (h200 where the table has
   /// none, or no `--gpu-arch` was given).

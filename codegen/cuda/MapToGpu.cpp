@@ -40,20 +40,48 @@ using namespace kiln;
 
 namespace {
 
+/// The engine of a kernel's contractions (kiln.engine, kiln.engine_reason): on
+/// tensor cores where any stage is, with why; SIMT with why not otherwise.
+struct EngineChoice {
+  StringRef engine;
+  std::string reason;
+  void add(bool tensorCoresBuilt, std::string why) {
+    if (engine == kEngineTensorCores || (!tensorCoresBuilt && !engine.empty()))
+      return;
+    engine = tensorCoresBuilt ? kEngineTensorCores : kEngineSimt;
+    reason = std::move(why);
+  }
+};
+
 /// Maps every stage of the kernel `builder` prepared.
-LogicalResult mapStages(StageBuilder &builder, const GpuArch &arch, bool tensorCores) {
+LogicalResult mapStages(StageBuilder &builder, const GpuArch &arch, bool tensorCores,
+                        EngineChoice &choice) {
   for (linalg::GenericOp op : builder.getStageOps())
     if (llvm::any_of(op.getStaticLoopRanges(), ShapedType::isDynamic))
       return op.emitError("kernel ") << builder.getKernel().getName()
                                      << ": dynamic loop bounds have no cuda mapping";
   if (builder.getTimeLoop())
     return mapTimeLoopKernel(builder);
-  if (mapRowKernel(builder))
+  if (mapRowKernel(builder)) {
+    for (linalg::GenericOp op : builder.getStageOps())
+      if (LoopDims dims(op); splitContraction(op, dims))
+        choice.add(false, "fused row by row with its neighbours (attention: scores, "
+                          "softmax and P.V a row at a time), which mma.sync's tiles cannot "
+                          "take");
     return success();
+  }
   for (linalg::GenericOp op : builder.getStageOps()) {
     LoopDims dims(op);
-    if ((tensorCores && mapTensorCoreContraction(builder, op, dims)) ||
-        mapTiledContraction(builder, op, dims, arch.tile))
+    std::string reason;
+    if (tensorCores && mapTensorCoreContraction(builder, op, dims, reason)) {
+      choice.add(true, reason);
+      continue;
+    }
+    if (!tensorCores && splitContraction(op, dims))
+      reason = "tensor cores are off (--no-tensor-cores)";
+    if (!reason.empty())
+      choice.add(false, reason);
+    if (mapTiledContraction(builder, op, dims, arch.tile))
       continue;
     std::optional<Combiner> combiner = matchCombiner(op);
     bool wide = dims.length >= 256 || (dims.length >= 32 && dims.outputs < 4096);
@@ -99,13 +127,20 @@ struct MapToGpuPass : kiln::impl::MapToGpuBase<MapToGpuPass> {
     for (auto fn : module.getOps<func::FuncOp>())
       if (isKernel.isAttrPresent(fn))
         kernels.push_back(fn);
-    llvm::StringMap<std::pair<ArrayAttr, int64_t>> mapped;
+    struct Mapped {
+      ArrayAttr stages;
+      int64_t scratchBytes;
+      EngineChoice engine;
+    };
+    llvm::StringMap<Mapped> mapped;
     for (func::FuncOp fn : kernels) {
       StageBuilder builder(fn, gpuModule);
-      if (failed(builder.prepare()) || failed(mapStages(builder, *arch, tensorCores)))
+      EngineChoice engine;
+      if (failed(builder.prepare()) ||
+          failed(mapStages(builder, *arch, tensorCores, engine)))
         return signalPassFailure();
       mapped[fn.getName()] = {b.getArrayAttr(builder.getStages()),
-                              builder.getScratchBytes()};
+                              builder.getScratchBytes(), std::move(engine)};
       fn.erase();
     }
     WalkResult result = plan.getBody().walk([&](LaunchOp l) {
@@ -114,16 +149,13 @@ struct MapToGpuPass : kiln::impl::MapToGpuBase<MapToGpuPass> {
         l.emitError() << "launches @" << l.getKernel() << ", which is no kernel function";
         return WalkResult::interrupt();
       }
-      l.setGpuStagesAttr(it->second.first);
-      for (auto stage : it->second.first.getAsRange<GpuStageAttr>()) {
-        auto fn = gpuModule.lookupSymbol<gpu::GPUFuncOp>(stage.getFunction().getValue());
-        if (fn && fn.walk([](nvgpu::MmaSyncOp) { return WalkResult::interrupt(); })
-                      .wasInterrupted()) {
-          KilnDialect::TensorCoresAttrHelper(l.getContext()).setAttr(l, UnitAttr::get(l.getContext()));
-          break;
-        }
+      l.setGpuStagesAttr(it->second.stages);
+      if (const EngineChoice &e = it->second.engine; !e.engine.empty()) {
+        KilnDialect::EngineAttrHelper(l.getContext()).setAttr(l, b.getStringAttr(e.engine));
+        KilnDialect::EngineReasonAttrHelper(l.getContext())
+            .setAttr(l, b.getStringAttr(e.reason));
       }
-      if (int64_t bytes = it->second.second) {
+      if (int64_t bytes = it->second.scratchBytes) {
         OpBuilder sb(l);
         auto slice = sb.create<SliceOp>(l.getLoc(), MemRefType::get({bytes}, sb.getI8Type()),
                                         sb.getI64IntegerAttr(-1), sb.getI64IntegerAttr(bytes));

@@ -22,8 +22,11 @@ def MapToGpu : Pass<"kiln-map-to-gpu", "mlir::ModuleOp"> {
     gpu.module records the architecture (`#nvvm.target`); each `kiln.launch`
     records its stages (`#kiln.gpu_stage`: function, grid, block, whether it
     synchronizes) and, when they need kernel-internal buffers, an arena slice for
-    them (`scratch`); a launch with a tensor-core stage is marked
-    `kiln.tensor_cores` (the cost model prices it at the tensor-core peak).
+    them (`scratch`). A launch of a contraction records its engine:
+    `kiln.engine = "tensor_cores"` where a stage is on tensor cores (the cost
+    model prices it at Kiln's tensor-core rate), else `"simt"`, and
+    `kiln.engine_reason`: the tiles built, or why tensor cores could not take
+    it (f32 operands, fewer than 16 rows, `--no-tensor-cores`).
     Block reductions become
     shuffles and shared memory (gpu.all_reduce lowering).
 

@@ -38,6 +38,7 @@
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "llvm/Support/FormatVariadic.h"
 
 using namespace mlir;
 
@@ -139,21 +140,35 @@ bool contiguousAlongOuter(linalg::GenericOp op, unsigned operand, ArrayRef<unsig
 } // namespace
 
 bool mapTensorCoreContraction(StageBuilder &builder, linalg::GenericOp op,
-                              const LoopDims &dims) {
+                              const LoopDims &dims, std::string &reason) {
   std::optional<ContractionDims> c = splitContraction(op, dims);
   if (!c)
     return false;
   std::optional<MmaBody> mma = matchMmaBody(op);
-  if (!mma)
+  if (!mma) {
+    bool f32 = llvm::all_of(op->getOperandTypes(), [](Type t) {
+      return getElementTypeOrSelf(t).isF32();
+    });
+    reason = f32 ? "f32 operands (fp32 builds keep SIMT; --precision fp16 or auto)"
+                 : "its body is not acc + extf(a) * extf(b) of f16/bf16 into f32";
     return false;
+  }
   const int64_t rows = c->rows, cols = c->cols, k = c->k, nb = c->batches;
-  if (rows < 16 || cols < 16 || k < 16 || nb > 65535)
+  if (rows < 16 || cols < 16 || k < 16) {
+    reason = llvm::formatv("{0} rows, {1} columns, K {2}: mma.sync needs 16 of each", rows,
+                           cols, k);
     return false;
+  }
   // Per warp: fm 16-row tiles by fn 8-column tiles.
   const int64_t fm = rows > 32 ? 2 : 1, fn = cols > 32 ? 4 : cols > 16 ? 2 : 1;
   const int64_t bm = kWarpsM * 16 * fm, bn = kWarpsN * 8 * fn;
-  if (ceilDiv(rows, bm) > 65535)
+  if (nb > 65535 || ceilDiv(rows, bm) > 65535) {
+    reason = "its grid exceeds 65,535 blocks in y or z";
     return false;
+  }
+  reason = llvm::formatv("{0}x{1}x{2}{3} of {4} on mma.sync m16n8k16, {5}x{6} block tiles",
+                         rows, cols, k, nb > 1 ? llvm::formatv(" ({0} batches)", nb).str() : "",
+                         mma->multiplicand.isF16() ? "f16" : "bf16", bm, bn);
 
   Location loc = op.getLoc();
   OpBuilder b(op.getContext());

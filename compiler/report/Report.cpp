@@ -183,14 +183,17 @@ void CompileReport::collectPlan(ModuleOp module) {
   }
   bytesRead = bytesWritten = flops = 0;
   kernelTraffic.clear();
-  // Launches the GPU mapping put on tensor cores.
-  tensorCoreKernels.clear();
+  // What runs each contraction, and why.
+  kernelEngines.clear();
   tensorCoreLaunches = 0;
   module.walk([&](LaunchOp l) {
-    if (KilnDialect::TensorCoresAttrHelper(l.getContext()).isAttrPresent(l)) {
-      tensorCoreKernels.insert(l.getKernel().str());
-      tensorCoreLaunches += l.getLibraryAttr() ? 0 : 1;
-    }
+    StringAttr engine = KilnDialect::EngineAttrHelper(l.getContext()).getAttr(l);
+    StringAttr reason = KilnDialect::EngineReasonAttrHelper(l.getContext()).getAttr(l);
+    if (!engine && !l.getLibraryAttr())
+      return;
+    std::string name = l.getLibraryAttr() ? "library" : engine.str();
+    kernelEngines[l.getKernel().str()] = {name, reason ? reason.str() : ""};
+    tensorCoreLaunches += name == kEngineTensorCores ? 1 : 0;
   });
   module.walk([&](LaunchOp l) {
     Traffic launch;
@@ -252,8 +255,12 @@ bool CompileReport::write(const std::string &path, std::string &error) const {
     auto library = libraryKernels.find(name);
     if (library != libraryKernels.end())
       entry["library"] = library->second;
-    if (tensorCoreKernels.count(name))
-      entry["tensor_cores"] = true;
+    auto engine = kernelEngines.find(name);
+    if (engine != kernelEngines.end()) {
+      entry["engine"] = engine->second.first;
+      if (!engine->second.second.empty())
+        entry["engine_reason"] = engine->second.second;
+    }
     kernelList.push_back(std::move(entry));
     fusedCounts.push_back(static_cast<int64_t>(nodes.size()));
   }
@@ -400,7 +407,7 @@ bool CompileReport::writeHtml(const std::string &path, std::string &error) const
   row("kernels out", std::to_string(kernels.size()));
   row("launches", std::to_string(launches));
   row("library calls (the rest: Kiln's kernels)", std::to_string(libraryCalls));
-  if (!tensorCoreKernels.empty())
+  if (tensorCoreLaunches)
     row("Kiln's kernels on tensor cores (mma.sync)", std::to_string(tensorCoreLaunches));
   if (branchConditions)
     row("launches and copies in If branches (host-chosen)",

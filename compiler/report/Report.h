@@ -44,9 +44,10 @@ struct CompileReport {
   /// kind ("conv", "matmul"); `libraryCalls` counts those launches.
   std::map<std::string, std::string> libraryKernels;
   int64_t libraryCalls = 0;
-  /// GPU targets: kernels with a tensor-core stage (mma.sync; a library call's
-  /// stages are its fallback), and how many of them are not library calls.
-  std::set<std::string> tensorCoreKernels;
+  /// Per contraction kernel: its engine ("library", or its kernel's kiln.engine:
+  /// "tensor_cores", "simt") and why (kiln.engine_reason); and how many launches
+  /// run Kiln's kernels on tensor cores (not library calls).
+  std::map<std::string, std::pair<std::string, std::string>> kernelEngines;
   int64_t tensorCoreLaunches = 0;
   /// Launches and copies in a branch of an If decided at run time (guarded: the
   /// host runs one branch's), and the conditions they branch on.

@@ -42,9 +42,17 @@ LogicalResult KilnDialect::verifyOperationAttribute(Operation *op, NamedAttribut
       return op->emitError() << attr.getName() << " marks kernel functions only";
     return success();
   }
-  if (attr.getName() == getTensorCoresAttrHelper().getName()) {
-    if (!isa<UnitAttr>(attr.getValue()) || !isa<LaunchOp>(op))
-      return op->emitError() << attr.getName() << " is a unit attribute of kiln.launch";
+  if (attr.getName() == getEngineAttrHelper().getName()) {
+    auto engine = dyn_cast<StringAttr>(attr.getValue());
+    if (!engine || !isa<LaunchOp>(op) ||
+        (engine.getValue() != kEngineTensorCores && engine.getValue() != kEngineSimt))
+      return op->emitError() << attr.getName() << " is a kiln.launch's \""
+                             << kEngineTensorCores << "\" or \"" << kEngineSimt << "\"";
+    return success();
+  }
+  if (attr.getName() == getEngineReasonAttrHelper().getName()) {
+    if (!isa<StringAttr>(attr.getValue()) || !isa<LaunchOp>(op))
+      return op->emitError() << attr.getName() << " is a string attribute of kiln.launch";
     return success();
   }
   if (attr.getName() == getElementTypeAttrHelper().getName())

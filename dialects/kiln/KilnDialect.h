@@ -28,6 +28,15 @@
 #include "dialects/kiln/KilnOps.h.inc"
 
 namespace kiln {
+/// The engines of Kiln's own contraction kernels (kiln.engine on a launch).
+constexpr llvm::StringLiteral kEngineTensorCores = "tensor_cores", kEngineSimt = "simt";
+
+/// True when kiln-map-to-gpu put a stage of `launch` on tensor cores.
+inline bool onTensorCores(LaunchOp launch) {
+  auto engine = KilnDialect::EngineAttrHelper(launch.getContext()).getAttr(launch);
+  return engine && engine.getValue() == kEngineTensorCores;
+}
+
 /// Bytes of a static buffer (sub-byte elements rounded up to a byte each).
 inline int64_t bufferBytes(mlir::MemRefType type) {
   return type.getNumElements() * ((type.getElementTypeBitWidth() + 7) / 8);

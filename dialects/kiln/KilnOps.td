@@ -29,8 +29,11 @@ def Kiln_Dialect : Dialect {
   let discardableAttrs = (ins
     "::mlir::UnitAttr":$kernel,
     "::mlir::TypeAttr":$element_type,
-    // On a kiln.launch: the GPU mapping put a stage of it on tensor cores.
-    "::mlir::UnitAttr":$tensor_cores
+    // On a kiln.launch of a contraction: the engine of Kiln's kernel for it
+    // ("tensor_cores" or "simt", kiln-map-to-gpu), and why that engine (and not
+    // the other, or the library call: kiln-choose-engines).
+    "::mlir::StringAttr":$engine,
+    "::mlir::StringAttr":$engine_reason
   );
   let useDefaultAttributePrinterParser = 1;
   let hasOperationAttrVerify = 1;

@@ -26,7 +26,14 @@ struct DeviceModel {
   double bandwidth;        // bytes/s, the whole device
   double fp32Peak;         // flop/s, the whole device
   double fp16Peak;         // f16 without tensor cores (half2)
-  double tensorPeak;       // f16/bf16 mma.sync into f32 (dense)
+  double tensorPeak;       // f16/bf16 tensor cores into f32 (dense)
+  // The share of a peak each engine's contractions reach (GPU; 1 on the host,
+  // whose peaks are already what Kiln's loop nests reach): Kiln's SIMT kernels,
+  // Kiln's mma.sync kernels, the vendor libraries (cuBLASLt, cuDNN). Assumptions
+  // until tools/gpu-check's per-kernel times calibrate them.
+  double simtEfficiency;
+  double tensorEfficiency;
+  double libraryEfficiency;
   double launchOverhead;   // s per launch
   double eventOverhead;    // s per cross-stream wait
 };
@@ -42,8 +49,23 @@ struct LaunchCost {
   double deviceSeconds() const { return seconds * share; }
 };
 
+/// What runs a launch: Kiln's kernel (SIMT or tensor cores) or a library call.
+enum class Engine { Simt, TensorCores, Library };
+llvm::StringRef engineName(Engine engine);
+
+/// The engine a launch runs on as the plan stands: its library call where it has
+/// one, else its kernel's (kiln.engine).
+Engine engineOf(LaunchOp launch);
+
 /// The cost of a launch or copy.
 LaunchCost estimateCost(mlir::Operation *node, const DeviceModel &device);
+
+/// The cost of `launch` were it run on `engine`. A library call on a GPU reaches
+/// the tensor-core peak only with f16 operands aligned as cuBLASLt and cuDNN need
+/// them (K, N and channels multiples of 8), and cuDNN's tensor-core convolutions
+/// take NHWC: an NCHW one costs a transpose of its input and output each way
+/// (two more launches and their bytes).
+LaunchCost estimateCost(LaunchOp launch, const DeviceModel &device, Engine engine);
 
 } // namespace kiln
 

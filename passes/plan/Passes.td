@@ -81,6 +81,30 @@ def SelectLibraryCalls : Pass<"kiln-select-library-calls", "mlir::ModuleOp"> {
   let dependentDialects = ["kiln::KilnDialect"];
 }
 
+def ChooseEngines : Pass<"kiln-choose-engines", "mlir::ModuleOp"> {
+  let summary = "Keep a library call only where the cost model prefers it to Kiln's kernel";
+  let description = [{
+    `--contractions auto`'s choice, after the target has mapped its kernels
+    (kiln-map-to-gpu: `kiln.engine` says whether a launch's kernel runs on tensor
+    cores or SIMT). A launch that kiln-select-library-calls gave a library call
+    can run either way; its cost both ways on the device model decides
+    (CostModel.h: each engine's efficiency, a library's alignment needs, the
+    transposes of cuDNN's NCHW tensor-core convolutions). Where the kernel is
+    cheaper, the library call is dropped. Every launch with a choice records it in
+    `kiln.engine_reason` with both estimates; the report gives it per kernel.
+
+    ```mlir
+    kiln.launch @k0(%x, %w, %y) stream -1 {kiln.engine = "tensor_cores",
+      kiln.engine_reason = "tensor_cores 3.4 us < library 9.9 us", ...}
+    ```
+  }];
+  let options = [
+    Option<"deviceModel", "device", "std::string", /*default=*/"\"h200\"",
+           "The device model of the cost model: h200, a100 or host">,
+  ];
+  let dependentDialects = ["kiln::KilnDialect"];
+}
+
 def AssignStreams : Pass<"kiln-assign-streams", "mlir::ModuleOp"> {
   let summary = "Schedule launches on streams in parallel stages, with the minimum events";
   let description = [{

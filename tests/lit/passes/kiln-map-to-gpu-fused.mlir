@@ -60,4 +60,4 @@ module {
 // CHECK-NOT: memref.store
 // CHECK: gpu.return
 // CHECK-NOT: gpu.func
-// CHECK: kiln.launch @k0({{.*}}) stream 0 {gpu_stages = [#kiln.gpu_stage<"k0_s0", grid = {{[^>]*}}>], num_inputs = 3 : i64}
+// CHECK: kiln.launch @k0({{.*}}) stream 0 {gpu_stages = [#kiln.gpu_stage<"k0_s0", grid = {{[^>]*}}>], kiln.engine = "simt", kiln.engine_reason = {{.*}}, num_inputs = 3 : i64}
