@@ -72,10 +72,12 @@ std::string findLibdevice() {
 }
 } // namespace
 
-void buildGpuMappingPipeline(OpPassManager &pm, const std::string &gpuArch, bool tensorCores) {
+void buildGpuMappingPipeline(OpPassManager &pm, const std::string &gpuArch,
+                             const GpuOptions &gpu) {
   MapToGpuOptions options;
   options.gpuArch = gpuArch;
-  options.tensorCores = tensorCores;
+  options.tensorCores = gpu.tensorCores;
+  options.tensorCoreMinSize = gpu.tensorCoreMinSize;
   pm.addPass(createMapToGpu(options));
   pm.addNestedPass<gpu::GPUModuleOp>(createExpandMath());
 }

@@ -23,7 +23,7 @@ namespace kiln {
 /// kiln-map-to-gpu for `gpuArch`, then kiln-expand-math: the mapping the cuda
 /// and cuda-sim targets share (their plan phase's target step).
 void buildGpuMappingPipeline(mlir::OpPassManager &pm, const std::string &gpuArch,
-                             bool tensorCores = true);
+                             const GpuOptions &gpu);
 
 /// The cuda codegen phase: the mapped gpu.module -> NVVM + LLVM dialects.
 void buildCudaCodegenPipeline(mlir::OpPassManager &pm);

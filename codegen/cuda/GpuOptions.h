@@ -18,6 +18,10 @@ struct GpuOptions {
   /// Kiln's f16/bf16 contractions on tensor cores (mma.sync); false: the SIMT
   /// tiled contraction, for comparison.
   bool tensorCores = true;
+  /// The fewest rows, columns and K a contraction needs to go on tensor cores
+  /// (smaller ones waste most of each 16x8x16 mma.sync); 1: every one, however
+  /// small (the conformance run's way to put the node tests on them).
+  int64_t tensorCoreMinSize = 16;
 };
 
 } // namespace kiln

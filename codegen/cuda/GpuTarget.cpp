@@ -15,7 +15,7 @@ void GpuTarget::buildKernelMappingPipeline(OpPassManager &pm) const {
   // stay, the fallback where a library is missing at run time.
   if (options.contractions != "kiln")
     pm.addPass(createSelectLibraryCalls(cudaLibraryEngine()));
-  buildGpuMappingPipeline(pm, arch.name, options.gpu.tensorCores);
+  buildGpuMappingPipeline(pm, arch.name, options.gpu);
   // `auto`: a library call only where the cost model prefers it to the kernel.
   if (options.contractions == "auto") {
     ChooseEnginesOptions choose;

@@ -52,6 +52,8 @@ def MapToGpu : Pass<"kiln-map-to-gpu", "mlir::ModuleOp"> {
     Option<"tensorCores", "tensor-cores", "bool", /*default=*/"true",
            "f16/bf16 contractions into f32 on tensor cores (mma.sync); false: the "
            "SIMT tiled contraction">,
+    Option<"tensorCoreMinSize", "tensor-core-min-size", "int64_t", /*default=*/"16",
+           "The fewest rows, columns and K a contraction needs for tensor cores">,
   ];
   let dependentDialects = ["mlir::gpu::GPUDialect", "mlir::scf::SCFDialect",
                            "mlir::arith::ArithDialect", "mlir::cf::ControlFlowDialect",

@@ -140,23 +140,27 @@ bool contiguousAlongOuter(linalg::GenericOp op, unsigned operand, ArrayRef<unsig
 } // namespace
 
 bool mapTensorCoreContraction(StageBuilder &builder, linalg::GenericOp op,
-                              const LoopDims &dims, std::string &reason) {
+                              const LoopDims &dims, int64_t minSize, std::string &reason) {
   std::optional<ContractionDims> c = splitContraction(op, dims);
   if (!c)
     return false;
   std::optional<MmaBody> mma = matchMmaBody(op);
   if (!mma) {
-    bool f32 = llvm::all_of(op->getOperandTypes(), [](Type t) {
-      return getElementTypeOrSelf(t).isF32();
-    });
-    reason = f32 ? "f32 operands (fp32 builds keep SIMT; --precision fp16 or auto)"
+    auto all = [&](auto pred) {
+      return llvm::all_of(op->getOperandTypes(),
+                          [&](Type t) { return pred(getElementTypeOrSelf(t)); });
+    };
+    reason = all([](Type t) { return t.isF32(); })
+                 ? "f32 operands (fp32 builds keep SIMT; --precision fp16 or auto)"
+             : all([](Type t) { return t.isF64(); })
+                 ? "f64 operands (tensor cores take f16 and bf16)"
                  : "its body is not acc + extf(a) * extf(b) of f16/bf16 into f32";
     return false;
   }
   const int64_t rows = c->rows, cols = c->cols, k = c->k, nb = c->batches;
-  if (rows < 16 || cols < 16 || k < 16) {
-    reason = llvm::formatv("{0} rows, {1} columns, K {2}: mma.sync needs 16 of each", rows,
-                           cols, k);
+  if (rows < minSize || cols < minSize || k < minSize) {
+    reason = llvm::formatv("{0} rows, {1} columns, K {2}: tensor cores take {3} of each", rows,
+                           cols, k, minSize);
     return false;
   }
   // Per warp: fm 16-row tiles by fn 8-column tiles.

@@ -14,6 +14,13 @@ Each test ends as one of
   unsupported  compile-time clean error (Kiln says what it lacks)
   crash        the compiler or the run died (signal, unexpected exit code, timeout)
 
+With --precision fp16 each model is compiled with `--precision fp16` and compared
+within rtol = atol = 1e-2 (f16 storage, f32 accumulation; a wrong element is off by
+far more), and the summary counts the tests whose kernels ran on tensor cores (the
+compile report's tensor_core_launches). --ops REGEX keeps the tests whose model has
+an op of a matching type (Conv|Gemm|MatMul: the contractions); --compile-arg passes
+an option on to every `kiln compile`.
+
 With --expectations FILE the run is checked against the committed statuses: a listed
 pass that no longer passes, or any crash, fails the run; new passes are reported.
 --update rewrites FILE; --ops-md writes the supported-ops table.
@@ -23,6 +30,7 @@ Needs only Debian's python3-numpy and python3-onnx.
 import argparse
 import concurrent.futures
 import glob
+import json
 import os
 import re
 import shutil
@@ -45,15 +53,15 @@ def load_pb(path):
     return numpy_helper.to_array(t)
 
 
-def compare(ref, got):
-    """Returns None when equal under the backend rules, else a reason."""
+def compare(ref, got, rtol=1e-3, atol=1e-7):
+    """Returns None when equal under the backend rules (or the tolerance), else a reason."""
     if ref.shape != got.shape:
         return f"shape {got.shape} != expected {ref.shape}"
     if ref.dtype != got.dtype:
         return f"dtype {got.dtype} != expected {ref.dtype}"
     if ref.dtype.kind in "fc":
         try:
-            np.testing.assert_allclose(got, ref, rtol=1e-3, atol=1e-7, equal_nan=True)
+            np.testing.assert_allclose(got, ref, rtol=rtol, atol=atol, equal_nan=True)
         except AssertionError as e:
             return "values differ: " + " ".join(str(e).split())[:200]
         return None
@@ -62,12 +70,39 @@ def compare(ref, got):
     return None
 
 
-def run_test(kiln, target, test_dir, work, timeout):
+FP16_TOLERANCE = 1e-2
+
+
+def tensor_core_launches(report):
+    try:
+        with open(report) as f:
+            return json.load(f).get("tensor_core_launches", 0)
+    except (OSError, ValueError):
+        return 0
+
+
+def run_test(kiln, target, test_dir, work, timeout, precision=None, compile_args=()):
+    """(name, status, detail, tensor-core launches)."""
+    name, status, detail = run_one(kiln, target, test_dir, work, timeout, precision,
+                                   compile_args)
+    report = os.path.join(work, name + ".report.json")
+    launches = tensor_core_launches(report) if precision else 0
+    if os.path.exists(report):
+        os.remove(report)
+    return name, status, detail, launches
+
+
+def run_one(kiln, target, test_dir, work, timeout, precision, compile_args):
     name = os.path.basename(test_dir)
     out = os.path.join(work, name)
     shutil.rmtree(out, ignore_errors=True)
     cmd = [kiln, "compile", os.path.join(test_dir, "model.onnx"), "--target", target,
-           "--emit", "lib", "-o", out]
+           "--emit", "lib", "-o", out] + list(compile_args)
+    rtol, atol = 1e-3, 1e-7
+    if precision:
+        cmd += ["--precision", precision, "--no-precision-check",
+                "--report", os.path.join(work, name + ".report.json")]
+        rtol = atol = FP16_TOLERANCE
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, errors="replace",
                            timeout=timeout)
@@ -99,7 +134,7 @@ def run_test(kiln, target, test_dir, work, timeout):
         if len(written) != len(expected):
             return name, "fail", f"{len(written)} outputs, {len(expected)} expected"
         for path, ref_path in zip(written, expected):
-            reason = compare(load_pb(ref_path), np.load(path))
+            reason = compare(load_pb(ref_path), np.load(path), rtol, atol)
             if reason:
                 return name, "fail", f"{os.path.basename(data_set)} output {os.path.basename(ref_path)}: {reason}"
     shutil.rmtree(out, ignore_errors=True)
@@ -200,6 +235,13 @@ def main():
     ap.add_argument("--jobs", type=int, default=os.cpu_count())
     ap.add_argument("--timeout", type=float, default=300)
     ap.add_argument("--filter", default="", help="regex on test names")
+    ap.add_argument("--ops", help="regex: only tests whose model has a matching op type")
+    ap.add_argument("--precision", choices=["fp16"], help="compile with --precision")
+    ap.add_argument("--min-tensor-core-tests", type=int, default=0,
+                    help="with --precision: fail unless at least this many tests ran "
+                         "on tensor cores and passed")
+    ap.add_argument("--compile-arg", action="append", default=[],
+                    help="an option passed on to kiln compile (repeatable)")
     ap.add_argument("--expectations")
     ap.add_argument("--update", action="store_true")
     ap.add_argument("--ops-md")
@@ -210,6 +252,10 @@ def main():
     tests = sorted(d for data in args.data for d in glob.glob(os.path.join(data, "test_*"))
                    if os.path.exists(os.path.join(d, "model.onnx"))
                    and re.search(args.filter, os.path.basename(d)))
+    if args.ops:
+        tests = [t for t in tests if any(
+            re.fullmatch(args.ops, n.op_type) for n in
+            onnx.load(os.path.join(t, "model.onnx"), load_external_data=False).graph.node)]
     dirs = {os.path.basename(t): os.path.dirname(t) for t in tests}
     if not tests:
         print(f"no tests under {' '.join(args.data)}", file=sys.stderr)
@@ -218,26 +264,39 @@ def main():
     os.makedirs(work, exist_ok=True)
     start = time.time()
     results = {}
+    tensor_cores = {}
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
-        futures = [pool.submit(run_test, args.kiln, args.target, t, work, args.timeout)
+        futures = [pool.submit(run_test, args.kiln, args.target, t, work, args.timeout,
+                               args.precision, args.compile_arg)
                    for t in tests]
         for fut in concurrent.futures.as_completed(futures):
-            name, status, detail = fut.result()
+            name, status, detail, launches = fut.result()
             results[name] = (status, detail)
+            if launches:
+                tensor_cores[name] = launches
             if args.verbose and status != "pass":
                 print(f"{status:12s} {name}: {detail}")
     if not args.work:
         shutil.rmtree(work, ignore_errors=True)
     elapsed = time.time() - start
     counts = {s: sum(1 for r in results.values() if r[0] == s) for s in STATUSES}
-    print(f"{args.target}: {len(results)} tests: " +
+    what = args.target + (f" {args.precision}" if args.precision else "")
+    print(f"{what}: {len(results)} tests: " +
           ", ".join(f"{counts[s]} {s}" for s in STATUSES) + f" ({elapsed:.0f} s)")
+    if args.precision:
+        passed = [n for n in tensor_cores if results[n][0] == "pass"]
+        print(f"  on tensor cores: {len(tensor_cores)} tests "
+              f"({sum(tensor_cores.values())} launches), {len(passed)} of them pass")
+        if len(passed) < args.min_tensor_core_tests:
+            print(f"TOO FEW on tensor cores: {len(passed)} tests passed there, at least "
+                  f"{args.min_tensor_core_tests} expected")
     for d in sorted({os.path.basename(v) for v in dirs.values()}):
         mine = [r for n, r in results.items() if os.path.basename(dirs[n]) == d]
         print(f"  {d}: {len(mine)} tests: " +
               ", ".join(f"{sum(1 for r in mine if r[0] == s)} {s}" for s in STATUSES))
 
-    bad = False
+    bad = bool(args.precision) and sum(
+        1 for n in tensor_cores if results[n][0] == "pass") < args.min_tensor_core_tests
     for name, (status, detail) in sorted(results.items()):
         if status == "crash":
             print(f"CRASH {name}: {detail}")
@@ -257,7 +316,7 @@ def main():
             print(f"{len(new)} new passes (run with --update to record): {' '.join(sorted(new))}")
         bad = bad or bool(regressions)
     if args.update and args.expectations:
-        write_expectations(args.expectations, results, args.target)
+        write_expectations(args.expectations, results, what)
     if args.ops_md:
         write_ops_md(args.ops_md, results, dirs, args.target)
     return 1 if bad else 0

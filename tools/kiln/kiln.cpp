@@ -163,6 +163,11 @@ int main(int argc, char **argv) {
                        compileRequest.targetOptions.gpu.tensorCores,
                        "cuda, cuda-sim: Kiln's f16/bf16 contractions run on tensor cores "
                        "(mma.sync; default); without: the SIMT kernels, for comparison");
+  compileCmd
+      ->add_option("--tensor-cores-min-size", compileRequest.targetOptions.gpu.tensorCoreMinSize,
+                   "cuda, cuda-sim: the fewest rows, columns and K a contraction needs "
+                   "for tensor cores (default 16; 1: every f16 contraction, however small)")
+      ->check(CLI::PositiveNumber);
   compileCmd->add_flag("--cuda-graph", compileRequest.targetOptions.gpu.cudaGraph,
                        "cuda: capture a whole run as a CUDA graph, replay it on later runs");
   compileCmd->add_flag("--embed-weights", compileRequest.embedWeights,
