@@ -183,6 +183,7 @@ void CompileReport::collectPlan(ModuleOp module) {
   }
   bytesRead = bytesWritten = flops = 0;
   kernelTraffic.clear();
+  kernelEstimatedNs.clear();
   // What runs each contraction, and why.
   kernelEngines.clear();
   tensorCoreLaunches = 0;
@@ -209,6 +210,8 @@ void CompileReport::collectPlan(ModuleOp module) {
       libraryKernels[l.getKernel().str()] = library.getKind().str();
       ++libraryCalls;
     }
+    if (IntegerAttr ns = KilnDialect::EstimatedNsAttrHelper(l.getContext()).getAttr(l))
+      kernelEstimatedNs[l.getKernel().str()] += ns.getInt();
     Traffic &t = kernelTraffic[l.getKernel().str()];
     t.bytesRead += launch.bytesRead;
     t.bytesWritten += launch.bytesWritten;
@@ -252,6 +255,9 @@ bool CompileReport::write(const std::string &path, std::string &error) const {
       entry["bytes_written"] = it->second.bytesWritten;
       entry["flops"] = it->second.flops;
     }
+    auto estimate = kernelEstimatedNs.find(name);
+    if (estimate != kernelEstimatedNs.end())
+      entry["estimated_ns"] = estimate->second;
     auto library = libraryKernels.find(name);
     if (library != libraryKernels.end())
       entry["library"] = library->second;

@@ -40,6 +40,9 @@ struct CompileReport {
     int64_t bytesRead = 0, bytesWritten = 0, flops = 0;
   };
   std::map<std::string, Traffic> kernelTraffic;
+  /// Per kernel: the cost model's estimate of its launch alone on the device (ns,
+  /// kiln.estimated_ns; summed where a kernel launches more than once).
+  std::map<std::string, int64_t> kernelEstimatedNs;
   /// Kernels whose launch is a library call (#kiln.library_call): the contraction
   /// kind ("conv", "matmul"); `libraryCalls` counts those launches.
   std::map<std::string, std::string> libraryKernels;

@@ -50,6 +50,11 @@ LogicalResult KilnDialect::verifyOperationAttribute(Operation *op, NamedAttribut
                              << kEngineTensorCores << "\" or \"" << kEngineSimt << "\"";
     return success();
   }
+  if (attr.getName() == getEstimatedNsAttrHelper().getName()) {
+    if (!isa<IntegerAttr>(attr.getValue()) || !isa<LaunchOp>(op))
+      return op->emitError() << attr.getName() << " is an integer attribute of kiln.launch";
+    return success();
+  }
   if (attr.getName() == getEngineReasonAttrHelper().getName()) {
     if (!isa<StringAttr>(attr.getValue()) || !isa<LaunchOp>(op))
       return op->emitError() << attr.getName() << " is a string attribute of kiln.launch";

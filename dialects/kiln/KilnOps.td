@@ -33,7 +33,10 @@ def Kiln_Dialect : Dialect {
     // ("tensor_cores" or "simt", kiln-map-to-gpu), and why that engine (and not
     // the other, or the library call: kiln-choose-engines).
     "::mlir::StringAttr":$engine,
-    "::mlir::StringAttr":$engine_reason
+    "::mlir::StringAttr":$engine_reason,
+    // On a kiln.launch: its time alone on the device by the cost model
+    // (kiln-assign-streams), in ns; the report gives it per kernel.
+    "::mlir::IntegerAttr":$estimated_ns
   );
   let useDefaultAttributePrinterParser = 1;
   let hasOperationAttrVerify = 1;

@@ -493,8 +493,13 @@ struct AssignStreamsPass : kiln::impl::AssignStreamsBase<AssignStreamsPass> {
     if (dag.nodes.empty())
       return success();
     double sequentialSeconds = 0;
-    for (const LaunchCost &c : dag.cost)
+    auto estimated = KilnDialect::EstimatedNsAttrHelper(plan.getContext());
+    Builder b(plan.getContext());
+    for (auto [node, c] : llvm::zip(dag.nodes, dag.cost)) {
       sequentialSeconds += c.seconds;
+      if (auto l = dyn_cast<LaunchOp>(node))
+        estimated.setAttr(l, b.getI64IntegerAttr(std::llround(c.seconds * 1e9)));
+    }
     ArenaPlan sequentialArena = planArena(plan, HappensBefore(plan), /*commit=*/false);
     plan.setSequentialArenaBytes(sequentialArena.arenaBytes);
     plan.setSequentialLowerBoundBytes(sequentialArena.lowerBoundBytes);

@@ -119,7 +119,8 @@ def AssignStreams : Pass<"kiln-assign-streams", "mlir::ModuleOp"> {
     reduction); every other stream waits for the run's start on stream 0 and is
     joined into it at the end. With `memory-budget`, schedules whose arena exceeds
     it are serialized (fewer streams); an error when even one stream does not fit.
-    Records `estimated_ns` (the schedule's critical path), `sequential_ns`,
+    Records each launch's own estimate (`kiln.estimated_ns`, its time alone on the
+    device), then `estimated_ns` (the schedule's critical path), `sequential_ns`,
     `sequential_arena_bytes` and `sequential_lower_bound_bytes` on the plan for the
     report.
 

@@ -39,6 +39,7 @@ import ctypes
 import glob
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -105,8 +106,8 @@ def prepare(args):
         for line in f:
             parts = line.split()
             # The expectations also list the pytorch-* models, not under --data.
-            if len(parts) == 2 and parts[1] == "pass" and \
-                    os.path.exists(os.path.join(args.data, parts[0], "model.onnx")):
+            if len(parts) == 2 and parts[1] == "pass" and re.search(args.filter, parts[0]) \
+                    and os.path.exists(os.path.join(args.data, parts[0], "model.onnx")):
                 names.append(parts[0])
 
     def one(name):
@@ -225,7 +226,7 @@ def output_shapes(m, model):
     return shapes
 
 
-def run_test(test, runtime, cxx):
+def run_test(test, runtime, cxx, dry_run=False):
     import numpy as np
     import onnx
     from onnx import numpy_helper
@@ -266,6 +267,8 @@ def run_test(test, runtime, cxx):
         seconds += time.perf_counter() - start
         if rc != 0:
             return name, "fail", "run: " + m.kiln_context_error(context).decode(), seconds
+        if dry_run:
+            continue
         for (ref, _), got in zip(refs, outs):
             try:
                 if ref.dtype.kind in "fc":
@@ -295,7 +298,51 @@ def cuda_p50(fn, iterations):
     return sorted(times)[len(times) // 2]
 
 
-def run_kiln_variant(model_dir, xin, ref, iterations, tolerance=1e-4):
+def profile_kernels(fn, iterations):
+    """Per GPU kernel name, its microseconds per call of fn(): torch.profiler's CUDA
+    activity (CUPTI sees every kernel of the process, Kiln's driver launches included),
+    totals over ITERATIONS calls after one warm-up call."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+    fn()
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(iterations):
+            fn()
+        torch.cuda.synchronize()
+    times = {}
+    for e in prof.key_averages():
+        total = getattr(e, "self_device_time_total", None)
+        if total is None:
+            total = getattr(e, "self_cuda_time_total", 0)
+        if total:
+            times[e.key] = times.get(e.key, 0.0) + total / iterations
+    return times
+
+
+def kernel_table(report_path, gpu_us):
+    """The report's kernels (engine, estimate) beside their GPU times: a kernel's
+    stages are the GPU kernels named KERNEL_s<i>; what no stage claims (library
+    kernels, Kiln's copies) is "other". A dict: kernels (list), sums."""
+    with open(report_path) as f:
+        report = json.load(f)
+    rows, claimed = [], set()
+    for k in report.get("kernels", []):
+        stages = [n for n in gpu_us if n.startswith(k["name"] + "_s")]
+        claimed.update(stages)
+        if "estimated_ns" not in k:
+            continue
+        rows.append({"kernel": k["name"], "engine": k.get("engine", "-"),
+                     "estimated_us": k["estimated_ns"] / 1e3,
+                     "gpu_us": sum(gpu_us[n] for n in stages) if stages else None})
+    timed = [r for r in rows if r["gpu_us"] is not None]
+    return {"kernels": rows,
+            "estimated_us": sum(r["estimated_us"] for r in timed),
+            "gpu_us": sum(r["gpu_us"] for r in timed),
+            "other_gpu_us": sum(t for n, t in gpu_us.items() if n not in claimed)}
+
+
+def run_kiln_variant(model_dir, xin, ref, iterations, tolerance=1e-4, profile=False):
     """Runs MODEL_DIR's libmodel.so once on the tensor XIN and compares its first output
     with REF (max error relative to the reference's scale, 1e-4); with a GPU, on
     PyTorch's CUDA tensors and stream (kiln_context_run_device), timed (p50 ms) when the
@@ -329,6 +376,8 @@ def run_kiln_variant(model_dir, xin, ref, iterations, tolerance=1e-4):
     row["detail"] = "" if row["status"] == "pass" else f"max error {row['rel']:.2e} of scale"
     if gpu and row["status"] == "pass":
         row["ms"] = cuda_p50(run_kiln, iterations)
+        if profile:
+            row["kernel_us"] = profile_kernels(run_kiln, iterations)
         # Again after the timing runs: a race between streams shows as a moving result.
         run_kiln()
         torch.cuda.synchronize()
@@ -371,7 +420,8 @@ def measure_one(spec):
     xin = torch.from_numpy(x).to("cuda" if torch.cuda.is_available() else "cpu")
     if spec["kind"] == "kiln":
         return run_kiln_variant(spec["dir"], xin, np.load(base + ".output.npy"),
-                                spec["iterations"], TOLERANCE.get(spec["label"], 1e-4))
+                                spec["iterations"], TOLERANCE.get(spec["label"], 1e-4),
+                                spec.get("profile", False))
     if not xin.is_cuda:
         return {}
     sys.path.insert(0, os.path.join(spec["out"], "models"))
@@ -403,8 +453,14 @@ def measure_isolated(args, zoo, name, variants):
     row = {}
     common = {"zoo": zoo, "name": name, "iterations": args.iterations, "out": args.out}
     for label, directory in variants:
-        v = measure_in_process(dict(common, kind="kiln", dir=directory, label=label),
-                               args.process_timeout)
+        profile = label == PROFILED and name in args.profile
+        v = measure_in_process(dict(common, kind="kiln", dir=directory, label=label,
+                                    profile=profile), args.process_timeout)
+        if profile and "kernel_us" in v:
+            try:
+                row["kernel_times"] = kernel_table(directory + ".json", v["kernel_us"])
+            except (OSError, ValueError, KeyError) as e:
+                row["kernel_times_detail"] = f"{type(e).__name__}: {e}"[:200]
         if not label:
             row.update({k: v[k] for k in ("status", "detail", "rel") if k in v})
             if "ms" in v:
@@ -430,12 +486,17 @@ def measure_isolated(args, zoo, name, variants):
 # Each zoo model is compiled several ways: the default plan (several streams on cuda),
 # one stream (the sequential plan, for the streams figures), the default plan captured
 # once into a CUDA graph and replayed, and in fp16: contractions by the libraries
-# where they can (the default), by Kiln's own tensor-core kernels (fp16tc), and the
-# default captured into a graph.
+# wherever they can (fp16), by Kiln's own tensor-core kernels (fp16tc), and the
+# default (--contractions auto: the cost model's choice per contraction) captured into
+# a graph (fp16graph).
 VARIANTS = [("1stream", ["--max-streams", "1"]), ("graph", ["--cuda-graph"]),
-            ("fp16", ["--precision", "fp16", "--no-precision-check"]),
+            ("fp16", ["--precision", "fp16", "--no-precision-check", "--contractions",
+                      "library"]),
             ("fp16tc", ["--precision", "fp16", "--no-precision-check", "--contractions", "kiln"]),
             ("fp16graph", ["--precision", "fp16", "--no-precision-check", "--cuda-graph"])]
+# The variant whose kernels are timed one by one (every contraction on Kiln's own
+# kernels, so that each GPU kernel is a report kernel's stage), for --profile models.
+PROFILED = "fp16tc"
 # The error each variant may have relative to the f32 reference's scale.
 TOLERANCE = {"fp16": 1e-2, "fp16tc": 1e-2, "fp16graph": 1e-2}
 
@@ -466,7 +527,8 @@ def compile_zoo_model(args, kiln, zoo, name, runtime, cxx):
     variants = [("", out)]
     for label, extra in VARIANTS:
         directory = f"{out}.{label}"
-        error = compile_variant(directory, extra)
+        error = compile_variant(directory, extra,
+                                directory + ".json" if label == PROFILED else None)
         if error:
             return dict(row, status="fail", detail=f"{label}: {error}"), []
         variants.append((label, directory))
@@ -504,6 +566,26 @@ def run_zoo(args, runtime, cxx):
     return [rows[n] for n in args.zoo]
 
 
+def kernel_tables(rows):
+    """Per profiled model: the sums, then the ten kernels that take the most GPU time,
+    each beside the report's estimate."""
+    table = []
+    for r in rows:
+        k = r.get("kernel_times")
+        if not k:
+            continue
+        table += ["", f"{r['model']} ({PROFILED}): report kernels {k['gpu_us']:.1f} us on the "
+                  f"GPU vs {k['estimated_us']:.1f} us estimated; other GPU kernels "
+                  f"{k['other_gpu_us']:.1f} us",
+                  "| kernel | engine | estimated us | GPU us | GPU / estimate |",
+                  "|---|---|---|---|---|"]
+        timed = sorted((x for x in k["kernels"] if x["gpu_us"]), key=lambda x: -x["gpu_us"])
+        for x in timed[:10]:
+            table.append(f"| {x['kernel']} | {x['engine']} | {x['estimated_us']:.1f} | "
+                         f"{x['gpu_us']:.1f} | {x['gpu_us'] / max(x['estimated_us'], 1e-9):.2f} |")
+    return table
+
+
 def run(args):
     cxx = shutil.which(args.cxx) or args.cxx
     runtime = build_runtime(args.out, cxx)
@@ -514,15 +596,21 @@ def run(args):
             sorted(glob.glob(os.path.join(args.out, "tests", "test_*")))
         if tests:
             with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
-                results = list(pool.map(lambda t: run_test(t, runtime, cxx), tests))
+                results = list(pool.map(lambda t: run_test(t, runtime, cxx, args.dry_run),
+                                        tests))
             passed = sum(1 for r in results if r[1] == "pass")
             for name, status, detail, secs in results:
                 f.write(f"{name} {status} {secs * 1e3:.3f}ms {detail}\n")
                 if status != "pass":
                     print(f"{status} {name}: {detail}")
-            table.append(f"| cuda conformance | {passed}/{len(results)} pass |")
+            what = "ran (dry run: not compared)" if args.dry_run else "pass"
+            table.append(f"| cuda conformance | {passed}/{len(results)} {what} |")
             ok &= passed == len(results)
-        if args.zoo and os.path.exists(os.path.join(args.out, "kiln-bundle.tar.xz")):
+        elif not args.no_conformance:
+            table.append("| cuda conformance | no tests prepared |")
+            ok = False
+        if args.zoo and not args.dry_run and \
+                os.path.exists(os.path.join(args.out, "kiln-bundle.tar.xz")):
             rows = run_zoo(args, runtime, cxx)
             for r in rows:
                 f.write(json.dumps(r) + "\n")
@@ -557,6 +645,7 @@ def run(args):
                                f"{r.get('fp16tc_rel', float('nan')):.1e} | {ms(r, 'eager16_ms')} | "
                                f"{ms(r, 'compiled16_ms')} | {r16} |")
             table += table16
+            table += kernel_tables(rows)
     print("\n".join(table))
     return 0 if ok else 1
 
@@ -576,6 +665,7 @@ def main():
                    help="also pack the self-contained kiln and the zoo exporter")
     p.add_argument("--build", help="kiln's build directory (default: two above --kiln)")
     p.add_argument("--no-conformance", action="store_true")
+    p.add_argument("--filter", default="", help="regex: only the node tests it matches")
     r = sub.add_parser("run")
     r.add_argument("out")
     r.add_argument("--cxx", default="g++")
@@ -591,6 +681,12 @@ def main():
                    help="seconds each measurement's own process may take")
     # torch.compile takes tens of seconds a model: by default only for the two models
     # the cuda issue names, so that the whole check fits one device call.
+    r.add_argument("--profile", nargs="*", default=["resnet50", "transformer_encoder"],
+                   help="zoo models whose fp16tc kernels are timed one by one against "
+                        "the report's estimates")
+    r.add_argument("--dry-run", action="store_true",
+                   help="against the mock driver: every conformance test built, loaded and "
+                        "run (the mock checks each launch), outputs not compared; no zoo")
     r.add_argument("--torch-compile", nargs="*", default=["resnet50", "transformer_encoder"],
                    help="zoo models to also time under torch.compile")
     m = sub.add_parser("measure", help="(internal) one measurement, in its own process")
