@@ -60,9 +60,10 @@ struct SimulateGpuPass : kiln::impl::SimulateGpuBase<SimulateGpuPass> {
     return b.create<arith::IndexCastOp>(loc, b.getIndexType(), v);
   }
 
-  /// nvgpu.mma.sync m16n8k16 (f16 or bf16 multiplicands, f32 accumulators): each
+  /// nvgpu.mma.sync m16n8k16 (f16 or bf16 multiplicands, f32 accumulators) or
+  /// m16n8k8 tf32: each
   /// lane passes its registers (A: 4 x 32 bits, B: 2 x 32 bits, C: 4 floats) to
-  /// kiln_sim_mma_m16n8k16, which waits for the warp and computes the warp's
+  /// kiln_sim_mma_sync, which waits for the warp and computes the warp's
   /// product by the PTX ISA's fragment layout; kiln_sim_mma_result(i) is the
   /// lane's i-th result register.
   LogicalResult convertMma(OpBuilder &b, ModuleOp module, nvgpu::MmaSyncOp mma) {
@@ -72,12 +73,16 @@ struct SimulateGpuPass : kiln::impl::SimulateGpuBase<SimulateGpuPass> {
     VectorType aType = mma.getMatrixA().getType(), bType = mma.getMatrixB().getType();
     VectorType cType = mma.getMatrixC().getType();
     Type elem = aType.getElementType();
-    if (shape != std::array<int64_t, 3>{16, 8, 16} || !(elem.isF16() || elem.isBF16()) ||
-        aType != VectorType::get({4, 2}, elem) || bType != VectorType::get({2, 2}, elem) ||
-        cType != VectorType::get({2, 2}, f32) || mma.getTf32Enabled())
+    bool half = shape == std::array<int64_t, 3>{16, 8, 16} && (elem.isF16() || elem.isBF16()) &&
+                !mma.getTf32Enabled();
+    bool tf32 = shape == std::array<int64_t, 3>{16, 8, 8} && elem.isF32() && mma.getTf32Enabled();
+    int64_t perReg = tf32 ? 1 : 2;
+    if (!(half || tf32) || aType != VectorType::get({4, perReg}, elem) ||
+        bType != VectorType::get({2, perReg}, elem) || cType != VectorType::get({2, 2}, f32))
       return mma.emitError("the simulator takes mma.sync m16n8k16 with f16 or bf16 "
-                           "multiplicands and f32 accumulators only");
-    SmallVector<Value> args{b.create<arith::ConstantIntOp>(at, elem.isBF16() ? 1 : 0, 32)};
+                           "multiplicands, or m16n8k8 with tf32, and f32 accumulators only");
+    SmallVector<Value> args{
+        b.create<arith::ConstantIntOp>(at, tf32 ? 2 : elem.isBF16() ? 1 : 0, 32)};
     auto registers = [&](Value v, int64_t n) {
       for (int64_t r = 0; r < n; ++r) {
         Value pair = b.create<vector::ExtractOp>(at, v, r);
@@ -92,7 +97,7 @@ struct SimulateGpuPass : kiln::impl::SimulateGpuBase<SimulateGpuPass> {
         args.push_back(b.create<vector::ExtractOp>(at, mma.getMatrixC(), ArrayRef<int64_t>{r, e}));
     SmallVector<Type> argTypes(7, i32);
     argTypes.append(4, f32);
-    b.create<func::CallOp>(at, declare(module, "kiln_sim_mma_m16n8k16", argTypes, {}), args);
+    b.create<func::CallOp>(at, declare(module, "kiln_sim_mma_sync", argTypes, {}), args);
     func::FuncOp result = declare(module, "kiln_sim_mma_result", {i32}, {f32});
     Value d = b.create<arith::ConstantOp>(at, b.getZeroAttr(cType));
     for (int64_t i = 0; i < 4; ++i) {

@@ -78,6 +78,7 @@ void buildGpuMappingPipeline(OpPassManager &pm, const std::string &gpuArch,
   options.gpuArch = gpuArch;
   options.tensorCores = gpu.tensorCores;
   options.tensorCoreMinSize = gpu.tensorCoreMinSize;
+  options.tf32 = gpu.allowTf32;
   pm.addPass(createMapToGpu(options));
   pm.addNestedPass<gpu::GPUModuleOp>(createExpandMath());
 }

@@ -12,7 +12,8 @@ struct GpuOptions {
   std::string arch;
   /// cuda: capture a whole run as a CUDA graph and replay it on later runs.
   bool cudaGraph = false;
-  /// cuda: f32 library calls may compute in TF32 on tensor cores (cuBLASLt
+  /// f32 contractions may compute in TF32 on tensor cores: Kiln's own kernels
+  /// (mma.sync m16n8k8 .tf32) and the library calls (cuBLASLt
   /// COMPUTE_32F_FAST_TF32, cuDNN's default math); otherwise f32 stays f32.
   bool allowTf32 = false;
   /// Kiln's f16/bf16 contractions on tensor cores (mma.sync); false: the SIMT

@@ -55,7 +55,7 @@ struct EngineChoice {
 
 /// Maps every stage of the kernel `builder` prepared.
 LogicalResult mapStages(StageBuilder &builder, const GpuArch &arch, bool tensorCores,
-                        int64_t tensorCoreMinSize, EngineChoice &choice) {
+                        const TensorCoreOptions &tc, EngineChoice &choice) {
   for (linalg::GenericOp op : builder.getStageOps())
     if (llvm::any_of(op.getStaticLoopRanges(), ShapedType::isDynamic))
       return op.emitError("kernel ") << builder.getKernel().getName()
@@ -73,7 +73,7 @@ LogicalResult mapStages(StageBuilder &builder, const GpuArch &arch, bool tensorC
   for (linalg::GenericOp op : builder.getStageOps()) {
     LoopDims dims(op);
     std::string reason;
-    if (tensorCores && mapTensorCoreContraction(builder, op, dims, tensorCoreMinSize, reason)) {
+    if (tensorCores && mapTensorCoreContraction(builder, op, dims, tc, reason)) {
       choice.add(true, reason);
       continue;
     }
@@ -137,7 +137,7 @@ struct MapToGpuPass : kiln::impl::MapToGpuBase<MapToGpuPass> {
       StageBuilder builder(fn, gpuModule);
       EngineChoice engine;
       if (failed(builder.prepare()) ||
-          failed(mapStages(builder, *arch, tensorCores, tensorCoreMinSize, engine)))
+          failed(mapStages(builder, *arch, tensorCores, {tensorCoreMinSize, tf32}, engine)))
         return signalPassFailure();
       mapped[fn.getName()] = {b.getArrayAttr(builder.getStages()),
                               builder.getScratchBytes(), std::move(engine)};

@@ -118,12 +118,17 @@ void setLoopDims(mlir::OpBuilder &b, mlir::Location loc, llvm::ArrayRef<int64_t>
                  llvm::SmallVectorImpl<mlir::Value> &loopIdx);
 
 /// Builds the stage with warps of tensor-core mma.sync when its operands are f16
-/// or bf16 into an f32 accumulator and its rows, columns and K are at least
-/// `minSize`; false (nothing built) otherwise. Where `op` is a contraction,
+/// or bf16 (or, with `tf32`, f32) into an f32 accumulator and its rows, columns
+/// and K are at least `minSize`; false (nothing built) otherwise. Where `op` is a contraction,
 /// `reason` says what was built or why it was not (the report's engine_reason);
 /// it is left alone otherwise.
+struct TensorCoreOptions {
+  int64_t minSize = 16; // the fewest rows, columns and K
+  bool tf32 = false;    // f32 contractions too, as TF32 (m16n8k8)
+};
 bool mapTensorCoreContraction(StageBuilder &builder, mlir::linalg::GenericOp op,
-                              const LoopDims &dims, int64_t minSize, std::string &reason);
+                              const LoopDims &dims, const TensorCoreOptions &options,
+                              std::string &reason);
 
 /// Builds the stage as a tiled contraction of at most `maxTile` (the architecture's);
 /// false (nothing built) when it is not one.

@@ -54,6 +54,8 @@ def MapToGpu : Pass<"kiln-map-to-gpu", "mlir::ModuleOp"> {
            "SIMT tiled contraction">,
     Option<"tensorCoreMinSize", "tensor-core-min-size", "int64_t", /*default=*/"16",
            "The fewest rows, columns and K a contraction needs for tensor cores">,
+    Option<"tf32", "tf32", "bool", /*default=*/"false",
+           "f32 contractions on tensor cores too, as TF32 (mma.sync m16n8k8)">,
   ];
   let dependentDialects = ["mlir::gpu::GPUDialect", "mlir::scf::SCFDialect",
                            "mlir::arith::ArithDialect", "mlir::cf::ControlFlowDialect",

@@ -24,6 +24,11 @@
 // 2 * thread + 8 (r >> 1) and the next; B register r rows 2 * thread + 8 r and the
 // next, column group; accumulator register pair r row group + 8 r, columns
 // 2 * thread and the next), which the cuda-sim simulator implements lane by lane.
+// With TF32 allowed (--allow-tf32), an f32 contraction takes the same kernel with
+// f32 tiles (4 elements of padding) and m16n8k8 .tf32 (PTX
+// mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32: A register r holds row group +
+// 8 (r & 1), column thread + 4 (r >> 1); B register r row thread + 4 r, column
+// group); the hardware reads the top 19 bits of each f32.
 // The accumulators start from the output's initial value and the epilogue
 // (StageBuilder::storeOutput: bias, residual, activation, the f16 narrowing) is
 // applied to each accumulator register before its single store.
@@ -75,7 +80,7 @@ llvm::SmallBitVector argsOf(Value v, Block &body) {
   return used;
 }
 
-std::optional<MmaBody> matchMmaBody(linalg::GenericOp op) {
+std::optional<MmaBody> matchMmaBody(linalg::GenericOp op, bool tf32) {
   Block &body = op.getRegion().front();
   Value acc = body.getArgument(2);
   if (!acc.getType().isF32())
@@ -91,10 +96,11 @@ std::optional<MmaBody> matchMmaBody(linalg::GenericOp op) {
     return std::nullopt;
   MmaBody m;
   for (Value factor : {mul.getLhs(), mul.getRhs()}) {
+    // A widened f16/bf16 value; with TF32, an f32 one as it is.
     auto ext = factor.getDefiningOp<arith::ExtFOp>();
-    if (!ext)
+    if (!ext && !(tf32 && factor.getType().isF32()))
       return std::nullopt;
-    Value x = ext.getIn();
+    Value x = ext ? ext.getIn() : factor;
     llvm::SmallBitVector args = argsOf(x, body);
     if (args.count() != 1 || args.test(2))
       return std::nullopt;
@@ -106,7 +112,7 @@ std::optional<MmaBody> matchMmaBody(linalg::GenericOp op) {
       return std::nullopt;
     m.multiplicand = x.getType();
   }
-  if (!m.multiplicand.isF16() && !m.multiplicand.isBF16())
+  if (!m.multiplicand.isF16() && !m.multiplicand.isBF16() && !m.multiplicand.isF32())
     return std::nullopt;
   return m;
 }
@@ -140,18 +146,21 @@ bool contiguousAlongOuter(linalg::GenericOp op, unsigned operand, ArrayRef<unsig
 } // namespace
 
 bool mapTensorCoreContraction(StageBuilder &builder, linalg::GenericOp op,
-                              const LoopDims &dims, int64_t minSize, std::string &reason) {
+                              const LoopDims &dims, const TensorCoreOptions &options,
+                              std::string &reason) {
+  const int64_t minSize = options.minSize;
   std::optional<ContractionDims> c = splitContraction(op, dims);
   if (!c)
     return false;
-  std::optional<MmaBody> mma = matchMmaBody(op);
+  std::optional<MmaBody> mma = matchMmaBody(op, options.tf32);
   if (!mma) {
     auto all = [&](auto pred) {
       return llvm::all_of(op->getOperandTypes(),
                           [&](Type t) { return pred(getElementTypeOrSelf(t)); });
     };
     reason = all([](Type t) { return t.isF32(); })
-                 ? "f32 operands (fp32 builds keep SIMT; --precision fp16 or auto)"
+                 ? "f32 operands (fp32 builds keep SIMT; --precision fp16 or auto, or "
+                   "--allow-tf32)"
              : all([](Type t) { return t.isF64(); })
                  ? "f64 operands (tensor cores take f16 and bf16)"
                  : "its body is not acc + extf(a) * extf(b) of f16/bf16 into f32";
@@ -170,18 +179,21 @@ bool mapTensorCoreContraction(StageBuilder &builder, linalg::GenericOp op,
     reason = "its grid exceeds 65,535 blocks in y or z";
     return false;
   }
-  reason = llvm::formatv("{0}x{1}x{2}{3} of {4} on mma.sync m16n8k16, {5}x{6} block tiles",
+  Type half = mma->multiplicand, f32 = Float32Type::get(op.getContext());
+  // TF32: f32 tiles, m16n8k8 (the hardware reads each f32 as TF32: its top 19 bits).
+  const bool isTf32 = half.isF32();
+  const int64_t mmaK = isTf32 ? 8 : 16, pad = isTf32 ? 4 : kPad;
+  reason = llvm::formatv("{0}x{1}x{2}{3} of {4} on mma.sync m16n8k{5}, {6}x{7} block tiles",
                          rows, cols, k, nb > 1 ? llvm::formatv(" ({0} batches)", nb).str() : "",
-                         mma->multiplicand.isF16() ? "f16" : "bf16", bm, bn);
+                         isTf32 ? "tf32" : half.isF16() ? "f16" : "bf16", mmaK, bm, bn);
 
   Location loc = op.getLoc();
   OpBuilder b(op.getContext());
   gpu::GPUFuncOp fn_ = builder.startStage(b, {kThreads, 1, 1});
   auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
-  Type half = mma->multiplicand, f32 = b.getF32Type();
   // Both tiles K-innermost, two stages each: aTile[s][m][kk], bTile[s][n][kk].
   auto tileType = [&](int64_t outer) {
-    return MemRefType::get({2, outer, kStageK + kPad}, half, MemRefLayoutAttrInterface(),
+    return MemRefType::get({2, outer, kStageK + pad}, half, MemRefLayoutAttrInterface(),
                            workgroup);
   };
   Value aTile = fn_.addWorkgroupAttribution(tileType(bm), loc);
@@ -286,7 +298,8 @@ bool mapTensorCoreContraction(StageBuilder &builder, linalg::GenericOp op,
   addOperand(c->colOperand, c->colDims, colBase, cols, bn, bTile);
   for (Operand &o : operands) {
     o.walk = std::make_unique<TileWalk>(builder, op, dims, o.tile, kStageK, tid, kThreads);
-    o.async = !o.tile.convert && !o.tile.walkOuter && o.walk->width * 16 == 128;
+    o.async = !o.tile.convert && !o.tile.walkOuter &&
+              o.walk->width * half.getIntOrFloatBitWidth() == 128;
   }
   auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
   // Issues K step `k0` into tile stage `stageIdx`: the asynchronous copies (one
@@ -354,38 +367,47 @@ bool mapTensorCoreContraction(StageBuilder &builder, linalg::GenericOp op,
     Value nextK = mulIndex(lb, loc, addIndex(lb, loc, step, 1), kStageK);
     SmallVector<Pending, 2> later;
     Value copies = issue(lb, nextK, next, later);
-    auto pairType = VectorType::get({2}, half);
-    // The 32-bit register holding tile[cur][outer][kk], tile[cur][outer][kk + 1].
-    auto pair = [&](Value tile, Value outer, Value kk) -> Value {
-      return lb.create<vector::LoadOp>(loc, pairType, tile, ValueRange{cur, outer, kk});
+    // Fragment registers in the PTX ISA's layouts (lane = 4 group + inGroup).
+    // m16n8k16 f16/bf16: 32-bit registers of two elements: A register r =
+    // tile[row + 8 (r & 1)][2 inGroup + 8 (r >> 1) + {0, 1}], B register r =
+    // tile[col][2 inGroup + 8 r + {0, 1}]. m16n8k8 tf32: one element each: A
+    // register r = tile[row + 8 (r & 1)][inGroup + 4 (r >> 1)], B register r =
+    // tile[col][inGroup + 4 r].
+    const int64_t perReg = isTf32 ? 1 : 2, kHalf = mmaK / 2;
+    auto regType = VectorType::get({perReg}, half);
+    auto reg = [&](Value tile, Value outer, Value kk) -> Value {
+      return lb.create<vector::LoadOp>(loc, regType, tile, ValueRange{cur, outer, kk});
     };
     SmallVector<Value> acc(kLoop.getRegionIterArgs());
-    for (int64_t ks = 0; ks < kStageK; ks += 16) {
-      Value kk = addIndex(lb, loc, mulIndex(lb, loc, inGroup, 2), ks);
+    for (int64_t ks = 0; ks < kStageK; ks += mmaK) {
+      Value kk = addIndex(lb, loc, mulIndex(lb, loc, inGroup, perReg), ks);
       SmallVector<Value> a, bv;
       for (int64_t i = 0; i < fm; ++i) {
         Value frag = lb.create<arith::ConstantOp>(
-            loc, lb.getZeroAttr(VectorType::get({4, 2}, half)));
+            loc, lb.getZeroAttr(VectorType::get({4, perReg}, half)));
         Value row = addIndex(lb, loc, lb.create<arith::AddIOp>(loc, warpRow, group), 16 * i);
         for (int64_t r = 0; r < 4; ++r)
           frag = lb.create<vector::InsertOp>(
-              loc, pair(aTile, addIndex(lb, loc, row, 8 * (r & 1)), addIndex(lb, loc, kk, 8 * (r >> 1))), frag,
-              r);
+              loc,
+              reg(aTile, addIndex(lb, loc, row, 8 * (r & 1)),
+                  addIndex(lb, loc, kk, kHalf * (r >> 1))),
+              frag, r);
         a.push_back(frag);
       }
       for (int64_t j = 0; j < fn; ++j) {
         Value frag = lb.create<arith::ConstantOp>(
-            loc, lb.getZeroAttr(VectorType::get({2, 2}, half)));
+            loc, lb.getZeroAttr(VectorType::get({2, perReg}, half)));
         Value col = addIndex(lb, loc, lb.create<arith::AddIOp>(loc, warpCol, group), 8 * j);
         for (int64_t r = 0; r < 2; ++r)
-          frag = lb.create<vector::InsertOp>(loc, pair(bTile, col, addIndex(lb, loc, kk, 8 * r)), frag,
-                                             r);
+          frag = lb.create<vector::InsertOp>(
+              loc, reg(bTile, col, addIndex(lb, loc, kk, kHalf * r)), frag, r);
         bv.push_back(frag);
       }
       for (int64_t i = 0; i < fm; ++i)
         for (int64_t j = 0; j < fn; ++j)
-          acc[i * fn + j] = lb.create<nvgpu::MmaSyncOp>(loc, a[i], bv[j], acc[i * fn + j],
-                                                        ArrayRef<int64_t>{16, 8, 16});
+          acc[i * fn + j] = lb.create<nvgpu::MmaSyncOp>(
+              loc, acc[i * fn + j].getType(), a[i], bv[j], acc[i * fn + j],
+              lb.getI64ArrayAttr({16, 8, mmaK}), isTf32 ? lb.getUnitAttr() : UnitAttr());
     }
     storeLater(lb, later, next);
     waitCopies(lb, copies);

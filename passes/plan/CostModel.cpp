@@ -115,7 +115,8 @@ Work workOf(LaunchOp l, const DeviceModel &device, Engine engine) {
   }
   switch (engine) {
   case Engine::TensorCores:
-    w.peak = device.tensorPeak;
+    // TF32 (f32 operands, --allow-tf32) at half the f16 rate.
+    w.peak = f16 ? device.tensorPeak : device.tensorPeak / 2;
     w.efficiency = device.tensorEfficiency;
     break;
   case Engine::Simt:

@@ -169,18 +169,40 @@ float widen(uint32_t bits, int32_t kind) {
   return f;
 }
 
+/// An f32 read as TF32: its top 19 bits (sign, exponent, 10 bits of mantissa).
+float tf32(uint32_t bits) {
+  bits &= 0xffffe000u;
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
 /// mma.sync.aligned.m16n8k16.row.col.f32.{f16,bf16}.{f16,bf16}.f32 for the warp's
 /// 32 lanes, by the PTX ISA's fragment layout (lane = 4 g + t): A register r holds
 /// A[g + 8 (r & 1)][2t + 8 (r >> 1) + e] in its half e (the low half first); B
 /// register r holds B[2t + 8r + e][g]; accumulator 2r + e is C[g + 8r][2t + e].
+/// Kind 2, m16n8k8 .tf32: A register r holds A[g + 8 (r & 1)][t + 4 (r >> 1)], B
+/// register r holds B[t + 4r][g]; the accumulators as above.
 /// Products are exact in f32; the sums run over k in order.
 std::string multiply(Fiber *lanes) {
   float a[16][16], b[16][8], c[16][8];
+  const bool isTf32 = lanes[0].mmaKind == 2;
+  const int64_t kSize = isTf32 ? 8 : 16;
   for (int64_t lane = 0; lane < kWarp; ++lane) {
     const Fiber &f = lanes[lane];
     if (f.mmaKind != lanes[0].mmaKind)
       return "the lanes of a warp run mma.sync on different types";
     int64_t g = lane / 4, t = lane % 4;
+    if (isTf32) {
+      for (int64_t r = 0; r < 4; ++r)
+        a[g + 8 * (r & 1)][t + 4 * (r >> 1)] = tf32(f.mmaA[r]);
+      for (int64_t r = 0; r < 2; ++r)
+        b[t + 4 * r][g] = tf32(f.mmaB[r]);
+      for (int64_t r = 0; r < 2; ++r)
+        for (int64_t e = 0; e < 2; ++e)
+          c[g + 8 * r][2 * t + e] = f.mmaC[2 * r + e];
+      continue;
+    }
     for (int64_t r = 0; r < 4; ++r)
       for (int64_t e = 0; e < 2; ++e)
         a[g + 8 * (r & 1)][2 * t + 8 * (r >> 1) + e] = widen(f.mmaA[r] >> (16 * e), f.mmaKind);
@@ -198,7 +220,7 @@ std::string multiply(Fiber *lanes) {
       for (int64_t e = 0; e < 2; ++e) {
         int64_t m = g + 8 * r, n = 2 * t + e;
         float sum = c[m][n];
-        for (int64_t k = 0; k < 16; ++k)
+        for (int64_t k = 0; k < kSize; ++k)
           sum += a[m][k] * b[k][n];
         f.mmaD[2 * r + e] = sum;
       }
@@ -356,7 +378,7 @@ int32_t kiln_sim_shuffle(int32_t value, int32_t offset, int32_t width, int32_t m
   return f.result;
 }
 int32_t kiln_sim_shuffle_valid(void) { return tLaunch->current->valid; }
-void kiln_sim_mma_m16n8k16(int32_t kind, int32_t a0, int32_t a1, int32_t a2, int32_t a3,
+void kiln_sim_mma_sync(int32_t kind, int32_t a0, int32_t a1, int32_t a2, int32_t a3,
                            int32_t b0, int32_t b1, float c0, float c1, float c2, float c3) {
   Fiber &f = *tLaunch->current;
   f.mmaKind = kind;

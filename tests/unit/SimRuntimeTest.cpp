@@ -142,7 +142,7 @@ std::vector<float> warpProduct(bool bf16, bool swap, Status &status) {
     float c[4];
     for (int i = 0; i < 4; ++i)
       c[i] = cAt(i < 2 ? group : group + 8, tig * 2 + (i & 1));
-    kiln_sim_mma_m16n8k16(bf16 ? 1 : 0, static_cast<int32_t>(a[0]), static_cast<int32_t>(a[1]),
+    kiln_sim_mma_sync(bf16 ? 1 : 0, static_cast<int32_t>(a[0]), static_cast<int32_t>(a[1]),
                           static_cast<int32_t>(a[2]), static_cast<int32_t>(a[3]),
                           static_cast<int32_t>(b0), static_cast<int32_t>(b1), c[0], c[1], c[2],
                           c[3]);
@@ -172,15 +172,56 @@ TEST_CASE("sim: mma.sync m16n8k16 by the PTX fragment layout, f16 and bf16", "[r
   }
 }
 
+TEST_CASE("sim: mma.sync m16n8k8 .tf32 by the PTX fragment layout", "[runtime][sim]") {
+  // TF32 operands are f32 whose low 13 bits the tensor cores ignore: a value with
+  // them set reads as its truncation.
+  auto a = [](int m, int k) { return aAt(m, k) + (m == 3 && k == 5 ? 1.0f / 65536 : 0.0f); };
+  auto bitsOf = [](float f) {
+    uint32_t u;
+    std::memcpy(&u, &f, sizeof u);
+    return static_cast<int32_t>(u);
+  };
+  for (bool swap : {false, true}) {
+    std::vector<float> d(16 * 8, 0.0f);
+    Status status = simLaunch("tf32", {1, 1, 1}, {32, 1, 1}, true, [&] {
+      int lane = static_cast<int>(kiln_sim_thread_id(0));
+      int group = lane >> 2, tig = lane % 4;
+      // a_i: row groupID for a0, a2, else groupID + 8; column threadID_in_group, + 4
+      // for a2, a3. b_i: row threadID_in_group, + 4 for b1; column groupID.
+      int32_t ar[4] = {bitsOf(a(group, tig)), bitsOf(a(group + 8, tig)),
+                       bitsOf(a(group, tig + 4)), bitsOf(a(group + 8, tig + 4))};
+      if (swap)
+        std::swap(ar[1], ar[2]);
+      float c[4];
+      for (int i = 0; i < 4; ++i)
+        c[i] = cAt(i < 2 ? group : group + 8, tig * 2 + (i & 1));
+      kiln_sim_mma_sync(2, ar[0], ar[1], ar[2], ar[3], bitsOf(bAt(tig, group)),
+                        bitsOf(bAt(tig + 4, group)), c[0], c[1], c[2], c[3]);
+      for (int i = 0; i < 4; ++i)
+        d[(i < 2 ? group : group + 8) * 8 + tig * 2 + (i & 1)] = kiln_sim_mma_result(i);
+    });
+    REQUIRE(status);
+    bool same = true;
+    for (int m = 0; m < 16; ++m)
+      for (int n = 0; n < 8; ++n) {
+        float expected = cAt(m, n);
+        for (int k = 0; k < 8; ++k)
+          expected += aAt(m, k) * bAt(k, n); // a(3, 5)'s extra 2^-16 truncated away
+        same &= d[m * 8 + n] == expected;
+      }
+    CHECK(same == !swap);
+  }
+}
+
 TEST_CASE("sim: mma.sync needs the whole warp", "[runtime][sim]") {
   Status partial = simLaunch("k0_s0", {1, 1, 1}, {32, 1, 1}, true, [&] {
     if (kiln_sim_thread_id(0) < 16)
-      kiln_sim_mma_m16n8k16(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+      kiln_sim_mma_sync(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
   });
   CHECK(partial.message() == "k0_s0: block (0, 0, 0): deadlock: threads wait at a barrier, "
                              "shuffle or mma.sync that not all of their block or warp reach");
   Status mixed = simLaunch("k1_s0", {1, 1, 1}, {32, 1, 1}, true, [&] {
-    kiln_sim_mma_m16n8k16(kiln_sim_thread_id(0) % 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+    kiln_sim_mma_sync(kiln_sim_thread_id(0) % 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
   });
   CHECK(mixed.message() ==
         "k1_s0: block (0, 0, 0): the lanes of a warp run mma.sync on different types");

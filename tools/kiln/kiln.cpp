@@ -157,8 +157,9 @@ int main(int argc, char **argv) {
                        "a smaller artifact, compiled in a third less time, whose runs "
                        "fail there");
   compileCmd->add_flag("--allow-tf32", compileRequest.targetOptions.gpu.allowTf32,
-                       "cuda: f32 library calls (cuBLASLt, cuDNN) may round their inputs "
-                       "to TF32 on tensor cores (default: f32 stays f32)");
+                       "cuda, cuda-sim: f32 contractions may run on tensor cores in TF32 "
+                       "(Kiln's mma.sync kernels and the cuBLASLt and cuDNN calls; "
+                       "default: f32 stays f32)");
   compileCmd->add_flag("--tensor-cores,!--no-tensor-cores",
                        compileRequest.targetOptions.gpu.tensorCores,
                        "cuda, cuda-sim: Kiln's f16/bf16 contractions run on tensor cores "

@@ -104,6 +104,6 @@ module {
 // CHECK: gpu.return
 // The launch geometry is recorded on the plan's launches.
 // A contraction's launch also records its engine and why (f32: SIMT).
-// CHECK: kiln.launch @k0({{.*}}) stream 0 {gpu_stages = [#kiln.gpu_stage<"k0_s0", grid = [2, 1, 1], block = [16, 16, 1], sync = true>], kiln.engine = "simt", kiln.engine_reason = "f32 operands (fp32 builds keep SIMT; --precision fp16 or auto)", num_inputs = 2 : i64}
+// CHECK: kiln.launch @k0({{.*}}) stream 0 {gpu_stages = [#kiln.gpu_stage<"k0_s0", grid = [2, 1, 1], block = [16, 16, 1], sync = true>], kiln.engine = "simt", kiln.engine_reason = "f32 operands (fp32 builds keep SIMT; --precision fp16 or auto, or --allow-tf32)", num_inputs = 2 : i64}
 // CHECK: kiln.launch @k1({{.*}}) stream 0 {gpu_stages = [#kiln.gpu_stage<"k1_s0", grid = [8, 1, 1], block = [256, 1, 1], sync = true>], num_inputs = 1 : i64}
 // CHECK: kiln.launch @k2({{.*}}) stream 0 {gpu_stages = [#kiln.gpu_stage<"k2_s0", grid = [8, 1, 1], block = [256, 1, 1], sync = false>], num_inputs = 1 : i64}

@@ -75,7 +75,7 @@ module attributes {gpu.container_module} {
 module attributes {gpu.container_module} {
   gpu.module @kiln_kernels {
     gpu.func @k0_s0(%a: vector<2x2xf16>, %b: vector<1x2xf16>, %c: vector<2x2xf32>) kernel {
-      // expected-error @+1 {{the simulator takes mma.sync m16n8k16 with f16 or bf16 multiplicands and f32 accumulators only}}
+      // expected-error @+1 {{the simulator takes mma.sync m16n8k16 with f16 or bf16 multiplicands, or m16n8k8 with tf32, and f32 accumulators only}}
       %d = nvgpu.mma.sync(%a, %b, %c) {mmaShape = [16, 8, 8]}
           : (vector<2x2xf16>, vector<1x2xf16>, vector<2x2xf32>) -> vector<2x2xf32>
       gpu.return

@@ -31,7 +31,7 @@ module attributes {gpu.container_module} {
 // CHECK-DAG: func.func private @kiln_sim_cp_async(i64, i64, i64, i64)
 // CHECK-DAG: func.func private @kiln_sim_cp_async_commit()
 // CHECK-DAG: func.func private @kiln_sim_cp_async_wait(i32)
-// CHECK-DAG: func.func private @kiln_sim_mma_m16n8k16(i32, i32, i32, i32, i32, i32, i32, f32, f32, f32, f32)
+// CHECK-DAG: func.func private @kiln_sim_mma_sync(i32, i32, i32, i32, i32, i32, i32, f32, f32, f32, f32)
 // CHECK-DAG: func.func private @kiln_sim_mma_result(i32) -> f32
 // CHECK: memref.global "private" @kiln_sim_shared.k0_s0.0 : memref<2x16x40xf16>
 // CHECK: func.func @k0_s0(
@@ -47,6 +47,6 @@ module attributes {gpu.container_module} {
 // f16 is kind 0; A's four and B's two registers as i32, then C's four floats.
 // CHECK: %[[KIND:.*]] = arith.constant 0 : i32
 // CHECK: vector.bitcast %{{.*}} : vector<2xf16> to vector<1xi32>
-// CHECK: call @kiln_sim_mma_m16n8k16(%[[KIND]], %{{.*}}) : (i32, i32, i32, i32, i32, i32, i32, f32, f32, f32, f32) -> ()
+// CHECK: call @kiln_sim_mma_sync(%[[KIND]], %{{.*}}) : (i32, i32, i32, i32, i32, i32, i32, f32, f32, f32, f32) -> ()
 // CHECK-COUNT-4: call @kiln_sim_mma_result(
 // CHECK-NOT: nvgpu.

@@ -46,11 +46,13 @@ void kiln_sim_barrier(void);
 /// the caller's warp; kiln_sim_shuffle_valid then says whether the lane was valid.
 int32_t kiln_sim_shuffle(int32_t value, int32_t offset, int32_t width, int32_t mode);
 int32_t kiln_sim_shuffle_valid(void);
-/// mma.sync.aligned.m16n8k16.row.col.f32.T.T.f32 (kind 0: T = f16, 1: bf16) among the
-/// 32 lanes of the caller's warp: the lane's A registers (a0..a3: two T each, the
-/// low half first), B registers (b0, b1) and f32 accumulators c0..c3, laid out as
-/// the PTX ISA defines; kiln_sim_mma_result(i) is then the lane's result register i.
-void kiln_sim_mma_m16n8k16(int32_t kind, int32_t a0, int32_t a1, int32_t a2, int32_t a3,
+/// mma.sync.aligned.m16n8k16.row.col.f32.T.T.f32 (kind 0: T = f16, 1: bf16; A and B
+/// registers two T each, the low half first) or, kind 2,
+/// mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 (one f32 each, read as TF32:
+/// its top 19 bits) among the 32 lanes of the caller's warp: the lane's A registers
+/// (a0..a3), B registers (b0, b1) and f32 accumulators c0..c3, laid out as the PTX
+/// ISA defines; kiln_sim_mma_result(i) is then the lane's result register i.
+void kiln_sim_mma_sync(int32_t kind, int32_t a0, int32_t a1, int32_t a2, int32_t a3,
                            int32_t b0, int32_t b1, float c0, float c1, float c2, float c3);
 float kiln_sim_mma_result(int32_t index);
 /// cp.async of `bytes` from global `src` to shared `dst` (the first `srcBytes` read,

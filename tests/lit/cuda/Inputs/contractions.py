@@ -2,6 +2,8 @@
 """Contractions of odd shapes for the tensor-core kernels, and their check on cuda-sim.
 
   contractions.py write DIR    the models (DIR/<name>.onnx) and inputs (DIR/<name>.x.npy)
+  contractions.py run-tf32 DIR  the same at fp32 with --allow-tf32 (mma.sync m16n8k8
+                               .tf32), against numpy on the TF32-truncated operands
   contractions.py run DIR       each model compiled for cuda-sim with --precision fp16
                                (`kiln` from PATH), its stage checked to be a tensor-core
                                one (nvgpu.mma.sync), run by `kiln run`, and its output
@@ -22,8 +24,22 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 
-def f16(a):
+def round_f16(a):
     return a.astype(np.float16).astype(np.float64)
+
+
+def round_tf32(a):
+    """f32 as the tensor cores read it in TF32: its top 19 bits."""
+    bits = np.asarray(a, dtype=np.float32).view(np.uint32) & np.uint32(0xffffe000)
+    return bits.view(np.float32).astype(np.float64)
+
+
+ROUND = round_f16
+
+
+def f16(a):
+    """The multiplicand rounding of the run: f16 (--precision fp16) or TF32."""
+    return ROUND(a)
 
 
 def conv_ref(x, w, b, stride, pad, dilation, group):
@@ -103,8 +119,10 @@ def write(d):
         np.save(f"{d}/{name}.x.npy", x)
 
 
-def run(d):
-    fp16 = ["--precision", "fp16", "--no-precision-check"]
+def run(d, tf32=False):
+    global ROUND
+    ROUND = round_tf32 if tf32 else round_f16
+    fp16 = ["--allow-tf32"] if tf32 else ["--precision", "fp16", "--no-precision-check"]
     for name in models():
         model = f"{d}/{name}.onnx"
         plan = subprocess.run(["kiln", "compile", model, "--target", "cuda-sim", *fp16,
@@ -137,4 +155,4 @@ if __name__ == "__main__":
     if sys.argv[1] == "write":
         write(sys.argv[2])
     else:
-        run(sys.argv[2])
+        run(sys.argv[2], tf32=sys.argv[1] == "run-tf32")
