@@ -5,6 +5,8 @@ reports, in one run on this machine:
 - launches, and how many run Kiln's tensor-core kernels (fp16, --contractions kiln);
 - the cost model's sum of launch estimates for the device model (h200 by default) with
   the tensor-core kernels and with --no-tensor-cores (the SIMT kernels), batch as exported;
+  and with every call the libraries take (--contractions library) and the cost model's
+  choice per contraction (--contractions auto, the default: its engines counted);
 - ptxas -v over the tensor-core kernels (where ptxas is found): most registers per
   thread, spill bytes, the lowest and highest occupancy;
 - compile time (report total, and its emit phase) fp32 and fp16, cold (an empty kernel
@@ -60,6 +62,12 @@ def main():
             cache = os.path.join(work, "cache-own")
             tc = compile_report(args.kiln, model, out, cache, own)
             simt = compile_report(args.kiln, model, out, cache, own + ["--no-tensor-cores"])
+            lib = compile_report(args.kiln, model, out, cache, fp16 + ["--contractions", "library"])
+            auto = compile_report(args.kiln, model, out, cache, fp16)
+            engines = {}
+            for k in auto["kernels"]:
+                if "engine" in k:
+                    engines[k["engine"]] = engines.get(k["engine"], 0) + 1
             kernels = [k for k in tc["gpu_kernels"] if k["tensor_cores"]]
             rows.append((name, tc["launches"], tc["tensor_core_launches"],
                          simt["sequential_ns"] / 1e3, tc["sequential_ns"] / 1e3,
@@ -67,17 +75,23 @@ def main():
                          sum(k["spill_stores"] + k["spill_loads"] for k in kernels),
                          min((k["occupancy"] for k in kernels), default=0),
                          max((k["occupancy"] for k in kernels), default=0),
-                         tc["gpu_kernels_from"], times))
+                         tc["gpu_kernels_from"], times, lib["sequential_ns"] / 1e3,
+                         auto["sequential_ns"] / 1e3, engines))
     print(f"| model | launches | on tensor cores | estimate SIMT (us) | estimate TC (us) | "
           f"TC/SIMT | TC regs max | TC spill bytes | TC occupancy | fp32 cold s (emit) | "
           f"fp32 warm s | fp16 cold s (emit) | fp16 warm s |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
-    for (name, launches, tcl, simt, tcn, regs, spills, occ0, occ1, src, t) in rows:
+    for (name, launches, tcl, simt, tcn, regs, spills, occ0, occ1, src, t, *_) in rows:
         print(f"| {name} | {launches} | {tcl} | {simt:.1f} | {tcn:.1f} | {tcn / simt:.2f} | "
               f"{regs} | {spills} | {occ0:.2f}-{occ1:.2f} | {t['fp32'][0]:.1f} "
               f"({t['fp32'][1]:.1f}) | {t['fp32'][2]:.1f} | {t['fp16'][0]:.1f} "
               f"({t['fp16'][1]:.1f}) | {t['fp16'][2]:.1f} |")
     print(f"\nresources from: {rows[0][9] if rows else '-'}")
+    print("\n| model | estimate library (us) | estimate auto (us) | estimate TC (us) | "
+          "auto engines |\n|---|---|---|---|---|")
+    for r in rows:
+        engines = ", ".join(f"{n} {e}" for e, n in sorted(r[13].items()))
+        print(f"| {r[0]} | {r[11]:.1f} | {r[12]:.1f} | {r[4]:.1f} | {engines} |")
     return 0
 
 
