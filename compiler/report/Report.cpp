@@ -450,7 +450,9 @@ bool CompileReport::writeHtml(const std::string &path, std::string &error) const
 
   // Launches per stream, in schedule order.
   os << "<h2>Launches per stream</h2>\n<p>One column per launch in schedule order; "
-     << "darker kernels fuse more ONNX nodes (hover for them).</p>\n<div class=\"scroll\">"
+     << "darker kernels fuse more ONNX nodes (hover for them, the engine and the "
+     << "estimate); green: Kiln's tensor-core kernels, purple: library calls, orange: "
+     << "copies.</p>\n<div class=\"scroll\">"
      << llvm::formatv("<svg width=\"{0:f0}\" height=\"{1}\">\n", width, 30 * lanes + 24);
   for (int64_t lane = 0; lane < lanes; ++lane)
     os << llvm::formatv("<text x=\"0\" y=\"{0}\">stream {1}</text>\n", 30 * lane + 17, lane);
@@ -459,14 +461,26 @@ bool CompileReport::writeHtml(const std::string &path, std::string &error) const
     size_t fused = nodes ? nodes->size() : 0;
     int light = 85 - static_cast<int>(std::min<size_t>(fused, 8) * 7);
     std::string tip = s.kernel;
+    int hue = s.kernel == "copy" ? 30 : 210;
+    auto engine = kernelEngines.find(s.kernel);
+    if (engine != kernelEngines.end()) {
+      tip += "\nengine: " + engine->second.first;
+      if (!engine->second.second.empty())
+        tip += " (" + engine->second.second + ")";
+      hue = engine->second.first == "library" ? 280
+            : engine->second.first == kEngineTensorCores ? 120 : hue;
+    }
+    auto estimate = kernelEstimatedNs.find(s.kernel);
+    if (estimate != kernelEstimatedNs.end())
+      tip += llvm::formatv("\nestimate: {0:f1} us", estimate->second / 1e3).str();
     if (nodes)
       for (const std::string &n : *nodes)
         tip += "\n" + n;
     os << llvm::formatv("<rect x=\"{0:f1}\" y=\"{1}\" width=\"{2:f1}\" height=\"24\" "
                         "fill=\"hsl({3},55%,{4}%)\" stroke=\"#fff\" stroke-width=\"0.5\">"
                         "<title>{5}</title></rect>\n",
-                        left + colW * static_cast<double>(i), 30 * s.stream + 2, colW,
-                        s.kernel == "copy" ? 30 : 210, light, escapeHtml(tip));
+                        left + colW * static_cast<double>(i), 30 * s.stream + 2, colW, hue,
+                        light, escapeHtml(tip));
   }
   os << llvm::formatv("<text x=\"{0}\" y=\"{1}\">launch 0 .. {2}</text>\n", left,
                       30 * lanes + 18, std::max<int64_t>(steps - 1, 0))
