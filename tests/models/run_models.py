@@ -68,6 +68,8 @@ def check(args, spec, target, work, run_cuda, ptxas):
         cmd += ["--precision", args.precision, "--no-precision-check"]
     if args.contractions:
         cmd += ["--contractions", args.contractions]
+    if args.allow_tf32:
+        cmd += ["--allow-tf32"]
     for pin in filter(None, pins.split(",")):
         cmd += ["--input-shape", pin]
     label = f"{name} [{target}]"
@@ -113,6 +115,8 @@ def main():
                     help="passed to kiln compile (default: its default)")
     ap.add_argument("--precision", choices=["fp32", "fp16"], default="fp32",
                     help="fp16: --precision fp16 (cuda, cuda-sim: the tensor-core kernels)")
+    ap.add_argument("--allow-tf32", action="store_true",
+                    help="cuda, cuda-sim: f32 contractions on tensor cores in TF32")
     ap.add_argument("--cuda-run", choices=["auto", "never"], default="auto")
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("models", nargs="+", help="PATH.onnx[:NAME=DIMS,...] (input-shape pins)")
