@@ -119,6 +119,9 @@ public:
   /// The scheduler's device model and how many streams it may use by default.
   virtual std::string getDeviceModel() const = 0;
   virtual int64_t getDefaultMaxStreams() const = 0;
+  /// Whether f32 contractions may run in TF32 (--allow-tf32: the cost model prices
+  /// them so).
+  virtual bool getAllowTf32() const { return false; }
 
   /// The codegen phase: from the mapped kernels and the plan to what
   /// writeKernels compiles (LLVM dialect, or a gpu.module in NVVM).

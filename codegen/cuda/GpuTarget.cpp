@@ -20,6 +20,7 @@ void GpuTarget::buildKernelMappingPipeline(OpPassManager &pm) const {
   if (options.contractions == "auto") {
     ChooseEnginesOptions choose;
     choose.deviceModel = getDeviceModel();
+    choose.tf32 = options.gpu.allowTf32;
     pm.addPass(createChooseEngines(choose));
   }
 }

@@ -27,6 +27,7 @@ public:
   /// none, or no `--gpu-arch` was given).
   std::string getDeviceModel() const override;
   int64_t getDefaultMaxStreams() const override { return 4; }
+  bool getAllowTf32() const override { return options.gpu.allowTf32; }
   std::string getArchName() const override { return arch.name; }
 
 protected:

@@ -147,6 +147,7 @@ void buildPlanPipeline(OpPassManager &pm, const CompileOptions &options) {
   if (options.target) {
     streams.deviceModel = options.target->getDeviceModel();
     streams.maxStreams = options.target->getDefaultMaxStreams();
+    streams.tf32 = options.target->getAllowTf32();
   }
   if (options.maxStreams > 0)
     streams.maxStreams = options.maxStreams;

@@ -466,6 +466,7 @@ struct AssignStreamsPass : kiln::impl::AssignStreamsBase<AssignStreamsPass> {
                                  << deviceModel << "' (" << deviceModelList() << ")";
       return signalPassFailure();
     }
+    device->tf32 = tf32;
     if (maxStreams < 1) {
       getOperation().emitError() << "kiln-assign-streams: max-streams must be at least 1";
       return signalPassFailure();

@@ -29,6 +29,7 @@ struct ChooseEnginesPass : kiln::impl::ChooseEnginesBase<ChooseEnginesPass> {
                                  << deviceModel << "' (" << deviceModelList() << ")";
       return signalPassFailure();
     }
+    device->tf32 = tf32;
     auto reasonOf = KilnDialect::EngineReasonAttrHelper(&getContext());
     getOperation().walk([&](LaunchOp l) {
       if (!l.getLibrary())

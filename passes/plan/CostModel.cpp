@@ -125,9 +125,13 @@ Work workOf(LaunchOp l, const DeviceModel &device, Engine engine) {
     break;
   case Engine::Library:
     w.efficiency = device.libraryEfficiency;
-    w.peak = !f16 ? device.fp32Peak
-             : !device.gpu || (call && tensorCoreAligned(call)) ? device.tensorPeak
-                                                                 : device.fp16Peak;
+    if (!f16)
+      w.peak = device.gpu && device.tf32 && call && tensorCoreAligned(call)
+                   ? device.tensorPeak / 2
+                   : device.fp32Peak;
+    else
+      w.peak = !device.gpu || (call && tensorCoreAligned(call)) ? device.tensorPeak
+                                                                : device.fp16Peak;
     if (device.gpu && f16 && call && call.getKind().getValue() == "conv") {
       ArrayRef<int64_t> operands = call.getOperands();
       auto bytesOf = [&](int64_t i) {

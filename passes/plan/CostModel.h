@@ -36,6 +36,9 @@ struct DeviceModel {
   double libraryEfficiency;
   double launchOverhead;   // s per launch
   double eventOverhead;    // s per cross-stream wait
+  /// The compile's, not the device's: f32 contractions may run in TF32 on tensor
+  /// cores (--allow-tf32), a library call's as Kiln's kernels'.
+  bool tf32 = false;
 };
 
 /// The device model `name` ("h200", "a100", "host"); none when unknown. `hostCores`

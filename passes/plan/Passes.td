@@ -101,6 +101,8 @@ def ChooseEngines : Pass<"kiln-choose-engines", "mlir::ModuleOp"> {
   let options = [
     Option<"deviceModel", "device", "std::string", /*default=*/"\"h200\"",
            "The device model of the cost model: h200, a100 or host">,
+    Option<"tf32", "tf32", "bool", /*default=*/"false",
+           "f32 contractions may run in TF32 (--allow-tf32): priced so">,
   ];
   let dependentDialects = ["kiln::KilnDialect"];
 }
@@ -148,6 +150,8 @@ def AssignStreams : Pass<"kiln-assign-streams", "mlir::ModuleOp"> {
            "The device model of the cost model: h200, a100 or host">,
     Option<"hostCores", "host-cores", "int64_t", /*default=*/"0",
            "Cores of the host device model (0: this machine's)">,
+    Option<"tf32", "tf32", "bool", /*default=*/"false",
+           "f32 contractions may run in TF32 (--allow-tf32): priced so">,
     Option<"memoryBudget", "memory-budget", "int64_t", /*default=*/"0",
            "The most arena bytes the schedule may need (0: no limit)">,
   ];

@@ -1,5 +1,6 @@
 // RUN: kiln-opt %s -split-input-file --kiln-choose-engines="device=h200" | FileCheck %s
 // RUN: kiln-opt %s -split-input-file --kiln-choose-engines="device=a100" | FileCheck %s --check-prefix=A100
+// RUN: kiln-opt %s -split-input-file --kiln-choose-engines="device=h200 tf32=true" | FileCheck %s --check-prefix=TF32
 // RUN: not kiln-opt %s -split-input-file --kiln-choose-engines="device=tpu" 2>&1 | FileCheck %s --check-prefix=BAD
 
 // A batch-1 f16 1x1 convolution: cuDNN's tensor-core kernels take NHWC, so an
@@ -84,6 +85,28 @@ kiln.plan @f32 attributes {arena_bytes = -1 : i64, weight_bytes = -1 : i64} {
     gpu_stages = [#kiln.gpu_stage<"k1_s0", grid = [8, 8, 1], block = [256, 1, 1], sync = true>],
     kiln.engine = "simt", kiln.engine_reason = "f32 operands"}
     : memref<512x512xf32>, memref<512x512xf32>, memref<512x512xf32>
+}
+
+// -----
+
+// An f32 GEMM whose kernel runs in TF32 (--allow-tf32): the library call is priced
+// at the FP32 peak unless TF32 is allowed it too (tf32=true), then at the TF32 one.
+// CHECK-LABEL: kiln.plan @tf32
+// CHECK: kiln.launch @k0({{.*}}kiln.engine_reason = "tensor_cores {{[0-9.]+}} us < library {{[0-9.]+}} us"
+// CHECK-NOT: library
+// CHECK-SAME: num_inputs
+// TF32-LABEL: kiln.plan @tf32
+// TF32: kiln.launch @k0({{.*}}kiln.engine_reason = "library {{[0-9.]+}} us <= tensor_cores {{[0-9.]+}} us{{.*}}library = #kiln.library_call<"matmul"
+kiln.plan @tf32 attributes {arena_bytes = -1 : i64, weight_bytes = -1 : i64} {
+  %a = kiln.input 0 "a" : memref<2048x2048xf32>
+  %b = kiln.input 1 "b" : memref<2048x2048xf32>
+  %c = kiln.output 0 "c" : memref<2048x2048xf32>
+  kiln.launch @k0(%a, %b, %c) stream -1 {num_inputs = 2 : i64, flops = 17179869184 : i64,
+    gpu_stages = [#kiln.gpu_stage<"k0_s0", grid = [32, 32, 1], block = [128, 1, 1], sync = true>],
+    kiln.engine = "tensor_cores",
+    library = #kiln.library_call<"matmul", shape = [1, 2048, 2048, 2048, 0, 0, 0, 0],
+      operands = [0, 1, -1, -1, 2], activation = "none"(0.0, 0.0), scale = 1.0>}
+    : memref<2048x2048xf32>, memref<2048x2048xf32>, memref<2048x2048xf32>
 }
 
 // BAD: kiln-choose-engines: unknown device model 'tpu' (h200, a100, host)
