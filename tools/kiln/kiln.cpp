@@ -145,10 +145,12 @@ int main(int argc, char **argv) {
                          "for host; h200 for cuda, or the --gpu-arch's: sm_80 a100, sm_90 "
                          "h200)");
   compileCmd->add_option("--contractions", compileRequest.targetOptions.contractions,
-                         "Who runs convolutions and matrix products: auto (the target's "
-                         "library where it can, host: oneDNN; Kiln's kernels otherwise "
-                         "and as the run-time fallback), kiln (Kiln's own kernels) or "
-                         "library (as auto; an error where the target has none)")
+                         "Who runs convolutions and matrix products: auto (host: oneDNN "
+                         "wherever it can; cuda, cuda-sim: per contraction, cuBLASLt/cuDNN "
+                         "or Kiln's kernel, whichever the cost model estimates faster; "
+                         "Kiln's kernels otherwise and as the run-time fallback), kiln "
+                         "(Kiln's own kernels) or library (every call the target's library "
+                         "can take; an error where the target has none)")
       ->check(CLI::IsMember({"auto", "kiln", "library"}));
   compileCmd->add_flag("--fallback-kernels,!--no-fallback-kernels",
                        compileRequest.targetOptions.host.fallbackKernels,
