@@ -148,7 +148,7 @@ TileWalk::TileWalk(StageBuilder &builder, linalg::GenericOp op, const LoopDims &
 
 TileWalk::Group TileWalk::group(OpBuilder &b, int64_t r, Value k0) const {
   Location loc = op.getLoc();
-  Value first = threads * r ? b.create<arith::AddIOp>(loc, tid, cIndex(b, loc, threads * r))
+  Value first = threads * r != 0 ? b.create<arith::AddIOp>(loc, tid, cIndex(b, loc, threads * r))
                             : tid;
   Value e = b.create<arith::MulIOp>(loc, first, cIndex(b, loc, width));
   Value hi = b.create<arith::DivUIOp>(loc, e, cIndex(b, loc, inner));
