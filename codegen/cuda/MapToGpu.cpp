@@ -54,7 +54,7 @@ struct EngineChoice {
 };
 
 /// Maps every stage of the kernel `builder` prepared.
-LogicalResult mapStages(StageBuilder &builder, const GpuArch &arch, bool tensorCores,
+LogicalResult mapStages(StageBuilder &builder, const GpuArch &arch,
                         const TensorCoreOptions &tc, EngineChoice &choice) {
   for (linalg::GenericOp op : builder.getStageOps())
     if (llvm::any_of(op.getStaticLoopRanges(), ShapedType::isDynamic))
@@ -73,11 +73,11 @@ LogicalResult mapStages(StageBuilder &builder, const GpuArch &arch, bool tensorC
   for (linalg::GenericOp op : builder.getStageOps()) {
     LoopDims dims(op);
     std::string reason;
-    if (tensorCores && mapTensorCoreContraction(builder, op, dims, tc, reason)) {
+    if (tc.enabled && mapTensorCoreContraction(builder, op, dims, tc, reason)) {
       choice.add(true, reason);
       continue;
     }
-    if (!tensorCores && splitContraction(op, dims))
+    if (!tc.enabled && splitContraction(op, dims))
       reason = "tensor cores are off (--no-tensor-cores)";
     if (!reason.empty())
       choice.add(false, reason);
@@ -137,7 +137,7 @@ struct MapToGpuPass : kiln::impl::MapToGpuBase<MapToGpuPass> {
       StageBuilder builder(fn, gpuModule);
       EngineChoice engine;
       if (failed(builder.prepare()) ||
-          failed(mapStages(builder, *arch, tensorCores, {tensorCoreMinSize, tf32}, engine)))
+          failed(mapStages(builder, *arch, {tensorCores, tensorCoreMinSize, tf32}, engine)))
         return signalPassFailure();
       mapped[fn.getName()] = {b.getArrayAttr(builder.getStages()),
                               builder.getScratchBytes(), std::move(engine)};

@@ -123,6 +123,7 @@ void setLoopDims(mlir::OpBuilder &b, mlir::Location loc, llvm::ArrayRef<int64_t>
 /// `reason` says what was built or why it was not (the report's engine_reason);
 /// it is left alone otherwise.
 struct TensorCoreOptions {
+  bool enabled = true;  // false: every contraction SIMT (--no-tensor-cores)
   int64_t minSize = 16; // the fewest rows, columns and K
   bool tf32 = false;    // f32 contractions too, as TF32 (m16n8k8)
 };

@@ -75,7 +75,8 @@ Engine engineOf(LaunchOp launch) {
 namespace {
 
 /// What a node costs: its bytes moved, FLOPs and parallelism (blocks, or work),
-/// the peak and efficiency it computes at, and its launches.
+/// the peak and efficiency it computes at, its launches, and whether it is a
+/// library call (on the host: every core).
 struct Work {
   int64_t bytes = 0, flops = 0, parallel = 1, launches = 1;
   double peak = 0, efficiency = 1;
@@ -145,7 +146,7 @@ Work workOf(LaunchOp l, const DeviceModel &device, Engine engine) {
   return w;
 }
 
-LaunchCost costOf(const Work &w, const DeviceModel &device, bool libraryOnHost) {
+LaunchCost costOf(const Work &w, const DeviceModel &device) {
   // A GPU kernel fills the SMs its blocks reach. A host kernel runs on the thread
   // pool: a library call on every core, a kernel of Kiln's on a core per 65,536
   // operations of work (kiln-host-parallel's min-work), up to every core.
@@ -153,7 +154,7 @@ LaunchCost costOf(const Work &w, const DeviceModel &device, bool libraryOnHost) 
   if (device.gpu) {
     share = std::min(1.0, static_cast<double>(w.parallel) / static_cast<double>(device.units));
   } else {
-    int64_t cores = libraryOnHost ? device.units
+    int64_t cores = w.library ? device.units
                                   : std::clamp<int64_t>(w.flops / kHostWorkPerCore, 1,
                                                         device.units);
     share = static_cast<double>(cores) / static_cast<double>(device.units);
@@ -170,8 +171,7 @@ LaunchCost costOf(const Work &w, const DeviceModel &device, bool libraryOnHost) 
 } // namespace
 
 LaunchCost estimateCost(LaunchOp launch, const DeviceModel &device, Engine engine) {
-  Work w = workOf(launch, device, engine);
-  return costOf(w, device, w.library);
+  return costOf(workOf(launch, device, engine), device);
 }
 
 LaunchCost estimateCost(Operation *node, const DeviceModel &device) {
@@ -181,7 +181,7 @@ LaunchCost estimateCost(Operation *node, const DeviceModel &device) {
   w.bytes = 2 * bufferBytes(cast<MemRefType>(cast<CopyOp>(node).getSource().getType()));
   w.parallel = device.units;
   w.peak = device.fp32Peak;
-  return costOf(w, device, false);
+  return costOf(w, device);
 }
 
 } // namespace kiln
