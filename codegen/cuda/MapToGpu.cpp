@@ -53,6 +53,18 @@ struct EngineChoice {
   }
 };
 
+/// A kernel function's text without its name (generic form, its own value
+/// numbering): equal for kernels that map to the same stages.
+std::string structuralKey(func::FuncOp fn) {
+  StringAttr name = fn.getSymNameAttr();
+  fn.setSymName("kernel");
+  std::string key;
+  llvm::raw_string_ostream os(key);
+  fn->print(os, OpPrintingFlags().printGenericOpForm().useLocalScope());
+  fn.setSymNameAttr(name);
+  return key;
+}
+
 /// Maps every stage of the kernel `builder` prepared.
 LogicalResult mapStages(StageBuilder &builder, const GpuArch &arch,
                         const TensorCoreOptions &tc, EngineChoice &choice) {
@@ -133,7 +145,16 @@ struct MapToGpuPass : kiln::impl::MapToGpuBase<MapToGpuPass> {
       EngineChoice engine;
     };
     llvm::StringMap<Mapped> mapped;
+    // Kernels with the same body (a transformer's layers, a ResNet's repeated
+    // blocks) are mapped once: their launches share the first one's stages.
+    llvm::StringMap<StringRef> mappedAs;
     for (func::FuncOp fn : kernels) {
+      auto [first, isNew] = mappedAs.try_emplace(structuralKey(fn), fn.getName());
+      if (!isNew) {
+        Mapped same = mapped.lookup(first->second);
+        mapped[fn.getName()] = same;
+        continue;
+      }
       StageBuilder builder(fn, gpuModule);
       EngineChoice engine;
       if (failed(builder.prepare()) ||
@@ -141,8 +162,9 @@ struct MapToGpuPass : kiln::impl::MapToGpuBase<MapToGpuPass> {
         return signalPassFailure();
       mapped[fn.getName()] = {b.getArrayAttr(builder.getStages()),
                               builder.getScratchBytes(), std::move(engine)};
-      fn.erase();
     }
+    for (func::FuncOp fn : kernels)
+      fn.erase();
     WalkResult result = plan.getBody().walk([&](LaunchOp l) {
       auto it = mapped.find(l.getKernel());
       if (it == mapped.end()) {
