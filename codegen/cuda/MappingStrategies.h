@@ -53,6 +53,11 @@ struct ContractionDims {
 std::optional<ContractionDims> splitContraction(mlir::linalg::GenericOp op,
                                                 const LoopDims &dims);
 
+/// `operand`'s indexing map with every loop dim of range 1 at 0 (a 1x1
+/// convolution's window dims): what is left shows how it runs in memory.
+mlir::AffineMap mapWithoutUnitDims(mlir::linalg::GenericOp op, mlir::OpOperand &operand,
+                                   llvm::ArrayRef<int64_t> ranges);
+
 /// One operand's tile of a contraction, staged into shared memory K step by K step.
 struct OperandTile {
   unsigned operand;                  // the linalg operand
@@ -101,6 +106,10 @@ struct TileWalk {
   int64_t kt;
   mlir::Value tid;
   int64_t threads, inner = 1, width = 1, groups = 0;
+  /// Element j of a group is its first one with walked dim `stepDim` (the
+  /// fastest but unit dims) plus j.
+  bool stepFastest = false;
+  unsigned stepDim = 0;
 };
 
 /// Stages `tile` for the K step starting at `k0` (`kt` deep, of `k`): the block's

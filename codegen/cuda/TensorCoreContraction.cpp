@@ -135,8 +135,9 @@ SmallVector<Operation *> sliceOf(Block &body, Value side) {
 
 /// Whether `operand` runs contiguously along the outer (non-reduction) dims rather
 /// than along K: its innermost index is an outer dim.
-bool contiguousAlongOuter(linalg::GenericOp op, unsigned operand, ArrayRef<unsigned> outer) {
-  AffineMap map = op.getMatchingIndexingMap(op.getDpsInputOperand(operand));
+bool contiguousAlongOuter(linalg::GenericOp op, unsigned operand, ArrayRef<unsigned> outer,
+                          ArrayRef<int64_t> ranges) {
+  AffineMap map = mapWithoutUnitDims(op, *op.getDpsInputOperand(operand), ranges);
   if (map.getNumResults() == 0)
     return false;
   auto last = dyn_cast<AffineDimExpr>(map.getResults().back());
@@ -280,7 +281,7 @@ bool mapTensorCoreContraction(StageBuilder &builder, linalg::GenericOp op,
     Value side = mma->side[operand];
     Block &body = op.getRegion().front();
     OperandTile tile{operand, outerDims, base, outerSize, outerTile, /*kInner=*/true,
-                     contiguousAlongOuter(op, operand, outerDims), nullptr};
+                     contiguousAlongOuter(op, operand, outerDims, dims.ranges), nullptr};
     // The conversion: what computes `side` from the block argument, cloned with
     // the loaded element for it.
     if (side != body.getArgument(operand))

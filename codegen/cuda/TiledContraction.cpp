@@ -33,35 +33,86 @@ constexpr int64_t kThreads = 16;
 } // namespace
 
 /// How many consecutive elements of its staged tile a thread loads at once (up to
-/// 16 bytes): the operand's innermost index is the one loop dim `innerDims` the
-/// tile runs along (unit stride), every other stride and the offset are multiples
-/// of it, as are `extent` (that dim's size, so that a group is in bounds when its
-/// first element is), `inner` (the tile's side) and `perThread` (elements each
-/// thread stages); no padding. 1 where anything else holds.
+/// 16 bytes). The tile runs along `innerDims` (delinearized in that order, the last
+/// fastest), `extent` elements of them. Its innermost dims, as far as they are
+/// packed in the operand (each one's stride the next one's times its range, the
+/// last's 1; a unit dim the map dropped counts as packed), make a contiguous
+/// block; w consecutive elements from a multiple of w stay in one block, and are
+/// adjacent in memory and 16-byte aligned, when w divides the block, `inner` (the
+/// tile's side), `perThread` (elements each thread stages), the offset and every
+/// other index's contribution to the address. No padding. 1 where anything else
+/// holds.
 static int64_t vectorWidth(StageBuilder &builder, linalg::GenericOp op, unsigned operand,
-                    ArrayRef<unsigned> innerDims, int64_t extent, int64_t inner,
-                    int64_t perThread) {
+                           ArrayRef<unsigned> innerDims, ArrayRef<int64_t> ranges,
+                           int64_t extent, int64_t inner, int64_t perThread) {
   OpOperand *in = op.getDpsInputOperand(operand);
   auto type = dyn_cast<MemRefType>(in->get().getType());
-  AffineMap map = op.getMatchingIndexingMap(in);
-  if (!type || innerDims.size() != 1 || builder.isPadded(in->get()) ||
-      map.getNumResults() == 0 || map.getResults().back() != getAffineDimExpr(innerDims[0],
-                                                                             op.getContext()))
+  AffineMap map = mapWithoutUnitDims(op, *in, ranges);
+  if (!type || innerDims.empty() || builder.isPadded(in->get()))
     return 1;
   SmallVector<int64_t> strides;
   int64_t offset;
-  if (failed(getStridesAndOffset(type, strides, offset)) || strides.back() != 1 ||
-      ShapedType::isDynamic(offset))
+  if (failed(getStridesAndOffset(type, strides, offset)) || ShapedType::isDynamic(offset))
+    return 1;
+  // The packed block: innerDims from the last while each is a result of its own
+  // (or a unit dim absent from the map) at the stride packing expects.
+  llvm::SmallBitVector inBlock(map.getNumResults());
+  llvm::SmallBitVector blockDims(map.getNumDims());
+  int64_t block = 1;
+  for (unsigned d : llvm::reverse(innerDims)) {
+    std::optional<unsigned> result;
+    bool elsewhere = false;
+    for (auto [i, e] : llvm::enumerate(map.getResults())) {
+      if (e == getAffineDimExpr(d, op.getContext()))
+        result = result ? std::optional<unsigned>() : std::optional<unsigned>(i);
+      else if (e.isFunctionOfDim(d))
+        elsewhere = true;
+    }
+    if (elsewhere)
+      break;
+    if (!result) {
+      if (ranges[d] != 1 || llvm::any_of(map.getResults(),
+                                         [&](AffineExpr e) { return e.isFunctionOfDim(d); }))
+        break;
+      blockDims.set(d);
+      continue;
+    }
+    if (strides[*result] != block)
+      break;
+    inBlock.set(*result);
+    blockDims.set(d);
+    block *= ranges[d];
+  }
+  if (block == 1)
     return 1;
   int64_t bits = type.getElementTypeBitWidth();
   for (int64_t w = bits >= 8 && bits <= 32 ? 128 / bits : 1; w > 1; w /= 2) {
-    bool fits = extent % w == 0 && inner % w == 0 && perThread % w == 0 && offset % w == 0;
-    for (int64_t s : ArrayRef<int64_t>(strides).drop_back())
-      fits &= !ShapedType::isDynamic(s) && s % w == 0;
+    bool fits = block % w == 0 && extent % w == 0 && inner % w == 0 &&
+                perThread % w == 0 && offset % w == 0;
+    for (auto [i, e] : llvm::enumerate(map.getResults())) {
+      if (inBlock.test(i))
+        continue;
+      for (unsigned d : blockDims.set_bits())
+        fits &= !e.isFunctionOfDim(d);
+      if (auto c = dyn_cast<AffineConstantExpr>(e))
+        fits &= (c.getValue() * strides[i]) % w == 0;
+      else
+        fits &= !ShapedType::isDynamic(strides[i]) && strides[i] % w == 0;
+    }
     if (fits)
       return w;
   }
   return 1;
+}
+
+AffineMap mapWithoutUnitDims(linalg::GenericOp op, OpOperand &operand, ArrayRef<int64_t> ranges) {
+  AffineMap map = op.getMatchingIndexingMap(&operand);
+  MLIRContext *context = op.getContext();
+  SmallVector<AffineExpr> dims;
+  for (unsigned d = 0; d < map.getNumDims(); ++d)
+    dims.push_back(ranges[d] == 1 ? getAffineConstantExpr(0, context)
+                                  : getAffineDimExpr(d, context));
+  return simplifyAffineMap(map.replaceDimsAndSymbols(dims, {}, map.getNumDims(), 0));
 }
 
 std::optional<ContractionDims> splitContraction(linalg::GenericOp op, const LoopDims &dims) {
@@ -139,10 +190,18 @@ TileWalk::TileWalk(StageBuilder &builder, linalg::GenericOp op, const LoopDims &
   // its w loads are adjacent and 16-byte aligned: LLVM merges them into
   // ld.global.v4.
   inner = tile.walkOuter ? tile.outerTile : kt;
-  width = vectorWidth(builder, op, tile.operand,
-                      tile.walkOuter ? tile.outerDims : ArrayRef<unsigned>(dims.red),
+  ArrayRef<unsigned> along = tile.walkOuter ? tile.outerDims : ArrayRef<unsigned>(dims.red);
+  width = vectorWidth(builder, op, tile.operand, along, dims.ranges,
                       tile.walkOuter ? tile.outerSize : dims.length, inner,
                       tile.outerTile * kt / threads);
+  // Element j of a group: the first one's indices, the fastest dim's (of more than
+  // one index) plus j, where a group never crosses that dim's end.
+  for (unsigned d : llvm::reverse(along))
+    if (dims.ranges[d] != 1) {
+      stepDim = d;
+      stepFastest = dims.ranges[d] % width == 0;
+      break;
+    }
   groups = tile.outerTile * kt / (threads * width);
 }
 
@@ -165,9 +224,13 @@ TileWalk::Group TileWalk::group(OpBuilder &b, int64_t r, Value k0) const {
 void TileWalk::setIndices(OpBuilder &b, const Group &g, int64_t j,
                           SmallVectorImpl<Value> &loopIdx) const {
   Location loc = op.getLoc();
-  setLoopDims(b, loc, dims.ranges, tile.outerDims, tile.walkOuter ? addIndex(b, loc, g.outer, j) : g.outer,
-              loopIdx);
-  setLoopDims(b, loc, dims.ranges, dims.red, tile.walkOuter ? g.k : addIndex(b, loc, g.k, j), loopIdx);
+  bool step = j != 0 && stepFastest;
+  setLoopDims(b, loc, dims.ranges, tile.outerDims,
+              tile.walkOuter && !step ? addIndex(b, loc, g.outer, j) : g.outer, loopIdx);
+  setLoopDims(b, loc, dims.ranges, dims.red,
+              tile.walkOuter || step ? g.k : addIndex(b, loc, g.k, j), loopIdx);
+  if (step)
+    loopIdx[stepDim] = addIndex(b, loc, loopIdx[stepDim], j);
 }
 
 SmallVector<Value> TileWalk::load(OpBuilder &b, const Group &g, Type stored,
