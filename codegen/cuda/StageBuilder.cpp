@@ -487,6 +487,11 @@ Value StageBuilder::loadOperand(OpBuilder &b, linalg::GenericOp op, OpOperand &o
                                    mapping.lookupOrDefault(padding->second.value));
 }
 
+Value StageBuilder::uniformInitialValue(linalg::GenericOp op, unsigned outIndex) {
+  auto it = foldedInit.find({op.getOperation(), outIndex});
+  return it == foldedInit.end() ? Value() : mapping.lookupOrDefault(it->second);
+}
+
 Value StageBuilder::initialValue(OpBuilder &b, linalg::GenericOp op, unsigned outIndex,
                                  ValueRange loopIdx) {
   auto it = foldedInit.find({op.getOperation(), outIndex});

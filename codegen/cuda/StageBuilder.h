@@ -109,6 +109,9 @@ public:
                          int64_t rowDims, mlir::Value tid, int64_t threads);
   mlir::Value loadOperand(mlir::OpBuilder &b, mlir::linalg::GenericOp op,
                           mlir::OpOperand &operand, mlir::ValueRange loopIdx);
+  /// The output's initial value where it is the same everywhere (a folded fill's
+  /// value); null where it is loaded.
+  mlir::Value uniformInitialValue(mlir::linalg::GenericOp op, unsigned outIndex);
   /// The output's initial value: a folded fill's constant, or a load.
   mlir::Value initialValue(mlir::OpBuilder &b, mlir::linalg::GenericOp op,
                            unsigned outIndex, mlir::ValueRange loopIdx);

@@ -223,48 +223,106 @@ bool mapTensorCoreContraction(StageBuilder &builder, linalg::GenericOp op,
     loopIdx[d] = batchIdx[i];
 
   // Accumulator register (i, j, r, e) holds row group + 8r of the warp's 16-row
-  // tile i and column 2 * inGroup + e of its 8-column tile j: where that is in the
-  // output, and whether it is inside it.
-  struct Place {
-    Value row, col, inBounds;
+  // tile i and column 2 * inGroup + e of its 8-column tile j. A row's indices
+  // (its loop dims' values, whether it is inside the output) are built once per
+  // (i, r), a column's once per (j, e), where they are used: not live across the
+  // K loop.
+  struct Line {
+    Value inBounds;
+    SmallVector<Value> idx; // the row (or column) dims' indices
   };
-  auto accPlace = [&](int64_t i, int64_t j, int64_t r, int64_t e) {
-    Value inTileRow = addIndex(b, loc, b.create<arith::AddIOp>(loc, warpRow, group),
-                               16 * i + 8 * r);
-    Value inTileCol = addIndex(
-        b, loc, b.create<arith::AddIOp>(loc, warpCol, mulIndex(b, loc, inGroup, 2)),
-        8 * j + e);
-    Place p;
-    p.row = b.create<arith::AddIOp>(loc, rowBase, inTileRow);
-    p.col = b.create<arith::AddIOp>(loc, colBase, inTileCol);
-    p.inBounds = b.create<arith::AndIOp>(loc, ltIndex(b, loc, p.row, rows),
-                                         ltIndex(b, loc, p.col, cols));
+  struct Places {
+    SmallVector<Line> rowLines, colLines; // [i * 2 + r], [j * 2 + e]
+  };
+  // Column e = 1 is column 0's neighbour along the fastest column dim (of more
+  // than one index) where that dim's range is even (the column of e = 0 is).
+  std::optional<unsigned> fastestCol;
+  for (unsigned d : llvm::reverse(c->colDims))
+    if (ranges[d] != 1) {
+      if (ranges[d] % 2 == 0)
+        fastestCol = d;
+      break;
+    }
+  auto lineAt = [&](OpBuilder &ob, Value linear, ArrayRef<unsigned> lineDims, int64_t size) {
+    Line line;
+    line.inBounds = ltIndex(ob, loc, linear, size);
+    SmallVector<Value> idx(ranges.size(), zero);
+    setLoopDims(ob, loc, ranges, lineDims, linear, idx);
+    for (unsigned d : lineDims)
+      line.idx.push_back(idx[d]);
+    return line;
+  };
+  auto places = [&](OpBuilder &ob) {
+    Places p;
+    Value groupRow = ob.create<arith::AddIOp>(loc, rowBase,
+                                              ob.create<arith::AddIOp>(loc, warpRow, group));
+    for (int64_t i = 0; i < fm; ++i)
+      for (int64_t r = 0; r < 2; ++r)
+        p.rowLines.push_back(lineAt(ob, addIndex(ob, loc, groupRow, 16 * i + 8 * r),
+                                    c->rowDims, rows));
+    Value pairCol = ob.create<arith::AddIOp>(
+        loc, colBase, ob.create<arith::AddIOp>(loc, warpCol, mulIndex(ob, loc, inGroup, 2)));
+    for (int64_t j = 0; j < fn; ++j) {
+      Value col = addIndex(ob, loc, pairCol, 8 * j);
+      Line first = lineAt(ob, col, c->colDims, cols);
+      Line second;
+      if (fastestCol) {
+        second.inBounds = ltIndex(ob, loc, addIndex(ob, loc, col, 1), cols);
+        second.idx = first.idx;
+        size_t at = llvm::find(c->colDims, *fastestCol) - c->colDims.begin();
+        second.idx[at] = addIndex(ob, loc, second.idx[at], 1);
+      } else {
+        second = lineAt(ob, addIndex(ob, loc, col, 1), c->colDims, cols);
+      }
+      p.colLines.push_back(std::move(first));
+      p.colLines.push_back(std::move(second));
+    }
     return p;
   };
-  auto setOutputIndices = [&](OpBuilder &ob, const Place &p) {
-    setLoopDims(ob, loc, ranges, c->rowDims, p.row, loopIdx);
-    setLoopDims(ob, loc, ranges, c->colDims, p.col, loopIdx);
+  // Register (i, j, r, e)'s output indices into loopIdx; whether it is inside.
+  auto place = [&](OpBuilder &ob, const Places &p, int64_t i, int64_t j, int64_t r,
+                   int64_t e) {
+    const Line &row = p.rowLines[i * 2 + r], &col = p.colLines[j * 2 + e];
+    for (auto [n, d] : llvm::enumerate(c->rowDims))
+      loopIdx[d] = row.idx[n];
+    for (auto [n, d] : llvm::enumerate(c->colDims))
+      loopIdx[d] = col.idx[n];
+    return ob.create<arith::AndIOp>(loc, row.inBounds, col.inBounds).getResult();
   };
   auto accType = VectorType::get({2, 2}, f32);
   SmallVector<Value> accInit;
-  for (int64_t i = 0; i < fm; ++i)
-    for (int64_t j = 0; j < fn; ++j) {
-      Value acc = b.create<arith::ConstantOp>(loc, b.getZeroAttr(accType));
+  if (Value uniform = builder.uniformInitialValue(op, 0)) {
+    Value splat;
+    if (auto constant = uniform.getDefiningOp<arith::ConstantOp>()) {
+      splat = b.create<arith::ConstantOp>(
+          loc, DenseElementsAttr::get(accType, cast<TypedAttr>(constant.getValue())));
+    } else {
+      splat = b.create<arith::ConstantOp>(loc, b.getZeroAttr(accType));
       for (int64_t r = 0; r < 2; ++r)
-        for (int64_t e = 0; e < 2; ++e) {
-          Place p = accPlace(i, j, r, e);
-          auto initIf = b.create<scf::IfOp>(loc, TypeRange{f32}, p.inBounds, true);
-          OpBuilder tb = initIf.getThenBodyBuilder();
-          setOutputIndices(tb, p);
-          tb.create<scf::YieldOp>(loc, builder.initialValue(tb, op, 0, loopIdx));
-          OpBuilder eb = initIf.getElseBodyBuilder();
-          eb.create<scf::YieldOp>(
-              loc, eb.create<arith::ConstantOp>(loc, eb.getZeroAttr(f32)).getResult());
-          acc = b.create<vector::InsertOp>(loc, initIf.getResult(0), acc,
-                                           ArrayRef<int64_t>{r, e});
-        }
-      accInit.push_back(acc);
+        for (int64_t e = 0; e < 2; ++e)
+          splat = b.create<vector::InsertOp>(loc, uniform, splat, ArrayRef<int64_t>{r, e});
     }
+    accInit.assign(fm * fn, splat);
+  } else {
+    Places p = places(b);
+    for (int64_t i = 0; i < fm; ++i)
+      for (int64_t j = 0; j < fn; ++j) {
+        Value acc = b.create<arith::ConstantOp>(loc, b.getZeroAttr(accType));
+        for (int64_t r = 0; r < 2; ++r)
+          for (int64_t e = 0; e < 2; ++e) {
+            Value inBounds = place(b, p, i, j, r, e);
+            auto initIf = b.create<scf::IfOp>(loc, TypeRange{f32}, inBounds, true);
+            OpBuilder tb = initIf.getThenBodyBuilder();
+            tb.create<scf::YieldOp>(loc, builder.initialValue(tb, op, 0, loopIdx));
+            OpBuilder eb = initIf.getElseBodyBuilder();
+            eb.create<scf::YieldOp>(
+                loc, eb.create<arith::ConstantOp>(loc, eb.getZeroAttr(f32)).getResult());
+            acc = b.create<vector::InsertOp>(loc, initIf.getResult(0), acc,
+                                             ArrayRef<int64_t>{r, e});
+          }
+        accInit.push_back(acc);
+      }
+  }
 
   // Each operand's tile walk; a tile whose operand is f16/bf16 as stored (no
   // conversion), unpadded and contiguous along K in 16-byte groups is copied by
@@ -346,28 +404,28 @@ bool mapTensorCoreContraction(StageBuilder &builder, linalg::GenericOp op,
     if (copies)
       ob.create<nvgpu::DeviceAsyncWaitOp>(loc, copies, ob.getI32IntegerAttr(0));
   };
-  // The pipeline: K step 0 into stage 0; then each step issues the next one into
-  // the other stage before the product of its own, so that the next tile's loads
-  // are in flight while the tensor cores work. A barrier after each step: its
-  // tile complete for every thread, and the stage it read free to be refilled.
-  {
-    SmallVector<Pending, 2> later;
-    Value copies = issue(b, zero, zero, later);
-    storeLater(b, later, zero);
-    waitCopies(b, copies);
-    b.create<gpu::BarrierOp>(loc);
-  }
+  // The pipeline, one step past K's: step s issues K step s into tile stage s % 2,
+  // then (from s = 1) multiplies K step s - 1 from the other stage, so that the
+  // next tile's loads are in flight while the tensor cores work; the last step's
+  // loads are past K (all zero, never read). A barrier after each step: its tile
+  // complete for every thread, and the stage it read free to be refilled. The
+  // staging code is built once.
   const int64_t steps = ceilDiv(k, kStageK);
-  auto kLoop = b.create<scf::ForOp>(loc, zero, cIndex(b, loc, steps), cIndex(b, loc, 1),
+  auto kLoop = b.create<scf::ForOp>(loc, zero, cIndex(b, loc, steps + 1), cIndex(b, loc, 1),
                                     accInit);
   {
     OpBuilder lb = OpBuilder::atBlockBegin(kLoop.getBody());
     Value step = kLoop.getInductionVar();
-    Value cur = remIndex(lb, loc, step, 2), next = remIndex(lb, loc, addIndex(lb, loc, step, 1), 2);
-    // The last step's "next" is past K: every group out of bounds, zeros.
-    Value nextK = mulIndex(lb, loc, addIndex(lb, loc, step, 1), kStageK);
+    Value stage = remIndex(lb, loc, step, 2), other = remIndex(lb, loc, addIndex(lb, loc, step, 1), 2);
     SmallVector<Pending, 2> later;
-    Value copies = issue(lb, nextK, next, later);
+    Value copies = issue(lb, mulIndex(lb, loc, step, kStageK), stage, later);
+    SmallVector<Value> acc(kLoop.getRegionIterArgs());
+    auto multiply = lb.create<scf::IfOp>(
+        loc, kLoop.getResultTypes(),
+        lb.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ugt, step, zero), true);
+    OpBuilder eb = multiply.getElseBodyBuilder();
+    eb.create<scf::YieldOp>(loc, acc);
+    OpBuilder mb = multiply.getThenBodyBuilder();
     // Fragment registers in the PTX ISA's layouts (lane = 4 group + inGroup).
     // m16n8k16 f16/bf16: 32-bit registers of two elements: A register r =
     // tile[row + 8 (r & 1)][2 inGroup + 8 (r >> 1) + {0, 1}], B register r =
@@ -377,56 +435,56 @@ bool mapTensorCoreContraction(StageBuilder &builder, linalg::GenericOp op,
     const int64_t perReg = isTf32 ? 1 : 2, kHalf = mmaK / 2;
     auto regType = VectorType::get({perReg}, half);
     auto reg = [&](Value tile, Value outer, Value kk) -> Value {
-      return lb.create<vector::LoadOp>(loc, regType, tile, ValueRange{cur, outer, kk});
+      return mb.create<vector::LoadOp>(loc, regType, tile, ValueRange{other, outer, kk});
     };
-    SmallVector<Value> acc(kLoop.getRegionIterArgs());
     for (int64_t ks = 0; ks < kStageK; ks += mmaK) {
-      Value kk = addIndex(lb, loc, mulIndex(lb, loc, inGroup, perReg), ks);
+      Value kk = addIndex(mb, loc, mulIndex(mb, loc, inGroup, perReg), ks);
       SmallVector<Value> a, bv;
       for (int64_t i = 0; i < fm; ++i) {
-        Value frag = lb.create<arith::ConstantOp>(
-            loc, lb.getZeroAttr(VectorType::get({4, perReg}, half)));
-        Value row = addIndex(lb, loc, lb.create<arith::AddIOp>(loc, warpRow, group), 16 * i);
+        Value frag = mb.create<arith::ConstantOp>(
+            loc, mb.getZeroAttr(VectorType::get({4, perReg}, half)));
+        Value row = addIndex(mb, loc, mb.create<arith::AddIOp>(loc, warpRow, group), 16 * i);
         for (int64_t r = 0; r < 4; ++r)
-          frag = lb.create<vector::InsertOp>(
+          frag = mb.create<vector::InsertOp>(
               loc,
-              reg(aTile, addIndex(lb, loc, row, 8 * (r & 1)),
-                  addIndex(lb, loc, kk, kHalf * (r >> 1))),
+              reg(aTile, addIndex(mb, loc, row, 8 * (r & 1)),
+                  addIndex(mb, loc, kk, kHalf * (r >> 1))),
               frag, r);
         a.push_back(frag);
       }
       for (int64_t j = 0; j < fn; ++j) {
-        Value frag = lb.create<arith::ConstantOp>(
-            loc, lb.getZeroAttr(VectorType::get({2, perReg}, half)));
-        Value col = addIndex(lb, loc, lb.create<arith::AddIOp>(loc, warpCol, group), 8 * j);
+        Value frag = mb.create<arith::ConstantOp>(
+            loc, mb.getZeroAttr(VectorType::get({2, perReg}, half)));
+        Value col = addIndex(mb, loc, mb.create<arith::AddIOp>(loc, warpCol, group), 8 * j);
         for (int64_t r = 0; r < 2; ++r)
-          frag = lb.create<vector::InsertOp>(
-              loc, reg(bTile, col, addIndex(lb, loc, kk, kHalf * r)), frag, r);
+          frag = mb.create<vector::InsertOp>(
+              loc, reg(bTile, col, addIndex(mb, loc, kk, kHalf * r)), frag, r);
         bv.push_back(frag);
       }
       for (int64_t i = 0; i < fm; ++i)
         for (int64_t j = 0; j < fn; ++j)
-          acc[i * fn + j] = lb.create<nvgpu::MmaSyncOp>(
+          acc[i * fn + j] = mb.create<nvgpu::MmaSyncOp>(
               loc, acc[i * fn + j].getType(), a[i], bv[j], acc[i * fn + j],
-              lb.getI64ArrayAttr({16, 8, mmaK}), isTf32 ? lb.getUnitAttr() : UnitAttr());
+              mb.getI64ArrayAttr({16, 8, mmaK}), isTf32 ? mb.getUnitAttr() : UnitAttr());
     }
-    storeLater(lb, later, next);
+    mb.create<scf::YieldOp>(loc, acc);
+    storeLater(lb, later, stage);
     waitCopies(lb, copies);
     lb.create<gpu::BarrierOp>(loc);
-    lb.create<scf::YieldOp>(loc, acc);
+    lb.create<scf::YieldOp>(loc, multiply.getResults());
   }
 
   // The epilogue on each accumulator register, then its store.
   for (unsigned d : dims.red)
     loopIdx[d] = zero;
+  Places out = places(b);
   for (int64_t i = 0; i < fm; ++i)
     for (int64_t j = 0; j < fn; ++j)
       for (int64_t r = 0; r < 2; ++r)
         for (int64_t e = 0; e < 2; ++e) {
-          Place p = accPlace(i, j, r, e);
-          auto storeIf = b.create<scf::IfOp>(loc, p.inBounds, false);
+          Value inBounds = place(b, out, i, j, r, e);
+          auto storeIf = b.create<scf::IfOp>(loc, inBounds, false);
           OpBuilder tb = OpBuilder::atBlockBegin(&storeIf.getThenRegion().front());
-          setOutputIndices(tb, p);
           Value v = tb.create<vector::ExtractOp>(loc, kLoop.getResult(i * fn + j),
                                                  ArrayRef<int64_t>{r, e});
           builder.storeOutput(tb, op, 0, v, loopIdx);
