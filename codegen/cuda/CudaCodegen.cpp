@@ -8,9 +8,11 @@
 // into a module of their own, translates them to LLVM IR and splits it into one
 // module per kernel; each is compiled for the chip and PTX features of the
 // gpu.module's #nvvm.target on a thread of its own (libdevice linked only where a
-// kernel still needs it), or taken from the kernel cache (content-addressed: the
-// kernel's LLVM IR, the target, LLVM's version and Kiln's PTX form), and the
-// parts' PTX is concatenated in kernel order.
+// kernel still needs it), and the parts' PTX is concatenated in kernel order. When
+// it emits, the phase starts with kiln-take-cached-kernels: a kernel whose key (its
+// IR as mapped, the target, the lowering pipeline, LLVM's version and Kiln's PTX
+// form) is in the kernel cache is neither lowered nor translated; emitPtx takes
+// its PTX from the cache, and writes there the PTX of the others.
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/cuda/CudaCodegen.h"
@@ -83,8 +85,10 @@ void buildGpuMappingPipeline(OpPassManager &pm, const std::string &gpuArch,
   pm.addNestedPass<gpu::GPUModuleOp>(createExpandMath());
 }
 
-void buildCudaCodegenPipeline(OpPassManager &pm) {
-  OpPassManager &gpu = pm.nest<gpu::GPUModuleOp>();
+namespace {
+/// The lowering of a gpu.module's mapped kernels to NVVM and the LLVM dialect.
+/// Every kernel's cache key holds its description (kiln-take-cached-kernels).
+void addKernelLowering(OpPassManager &gpu) {
   // Kernel by kernel (MLIR runs a nested pipeline on the kernels in parallel).
   OpPassManager &kernels = gpu.nest<gpu::GPUFuncOp>();
   kernels.addPass(createLowerAffinePass());
@@ -111,15 +115,46 @@ void buildCudaCodegenPipeline(OpPassManager &pm) {
   lowered.addPass(createCanonicalizerPass());
   lowered.addPass(createCSEPass());
 }
+} // namespace
+
+void buildCudaCodegenPipeline(OpPassManager &pm, const std::string &cacheDir) {
+  OpPassManager &gpu = pm.nest<gpu::GPUModuleOp>();
+  if (!cacheDir.empty()) {
+    OpPassManager described(gpu::GPUModuleOp::getOperationName());
+    addKernelLowering(described);
+    TakeCachedKernelsOptions take;
+    take.cacheDir = cacheDir;
+    llvm::raw_string_ostream os(take.pipeline);
+    described.printAsTextualPipeline(os);
+    os.flush();
+    gpu.addPass(createTakeCachedKernels(take));
+  }
+  addKernelLowering(gpu);
+}
 
 namespace {
 /// Bump when what turns a kernel's LLVM IR into PTX changes in Kiln (the
-/// optimization options, the renaming below): cached PTX of the old form is then
-/// never found.
-constexpr const char *kPtxCacheFormat = "kiln-ptx-1";
+/// optimization options, the renaming below) or a Kiln pass in the kernel
+/// lowering changes: cached PTX of the old form is then never found.
+constexpr const char *kPtxCacheFormat = "kiln-ptx-2";
+} // namespace
 
-/// The kernel cache's directory: $KILN_KERNEL_CACHE ("off": none), else
-/// $XDG_CACHE_HOME/kiln/kernels or ~/.cache/kiln/kernels; empty: no cache.
+std::string kernelCacheKey(gpu::GPUFuncOp fn, llvm::StringRef shared) {
+  llvm::SHA256 hash;
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  fn->print(os, OpPrintingFlags().printGenericOpForm().useLocalScope());
+  os.flush();
+  std::string libdevice = findLibdevice();
+  for (llvm::StringRef field :
+       {llvm::StringRef(text), shared, llvm::StringRef(LLVM_VERSION_STRING),
+        llvm::StringRef(kPtxCacheFormat), llvm::StringRef(libdevice)}) {
+    hash.update(field);
+    hash.update(llvm::ArrayRef<uint8_t>{0});
+  }
+  return llvm::toHex(hash.final(), /*LowerCase=*/true);
+}
+
 std::string kernelCacheDir() {
   if (const char *env = std::getenv("KILN_KERNEL_CACHE"))
     return llvm::StringRef(env) == "off" ? "" : env;
@@ -133,6 +168,8 @@ std::string kernelCacheDir() {
   llvm::sys::path::append(dir, "kiln", "kernels");
   return std::string(dir);
 }
+
+namespace {
 
 /// ptxas for `ptxas -v` statistics: $KILN_PTXAS ("off": none), else the CUDA
 /// toolkit's or PATH's; empty when there is none.
@@ -334,12 +371,25 @@ bool emitPtx(ModuleOp module, std::string &ptx, std::string &error,
     }
   }
 
-  // One module per kernel: every global cloned, then what the kernel does not use
-  // dropped (other kernels' shared memory, their declarations).
+  // The kernels in order: as kiln-take-cached-kernels recorded them (with their
+  // cache keys; those it took out come from the cache), else the module's.
   std::vector<KernelPart> parts;
-  for (llvm::Function &f : *llvmModule)
-    if (!f.isDeclaration())
-      parts.push_back({f.getName().str(), {}, "", "", "", false});
+  std::string cacheDir;
+  if (DictionaryAttr cache =
+          KilnDialect::KernelCacheAttrHelper(module.getContext()).getAttr(gpuModule)) {
+    cacheDir = cache.getAs<StringAttr>("dir").str();
+    for (auto pair : cache.getAs<ArrayAttr>("kernels").getAsRange<ArrayAttr>()) {
+      KernelPart part;
+      part.name = cast<StringAttr>(pair[0]).str();
+      part.key = cast<StringAttr>(pair[1]).str();
+      part.cached = !llvmModule->getFunction(part.name);
+      parts.push_back(std::move(part));
+    }
+  } else {
+    for (llvm::Function &f : *llvmModule)
+      if (!f.isDeclaration())
+        parts.push_back({f.getName().str(), {}, "", "", "", false});
+  }
   if (parts.empty()) {
     // A model without kernels (an Identity, a Shape): a PTX module with no entries.
     std::unique_ptr<llvm::TargetMachine> machine =
@@ -361,8 +411,21 @@ bool emitPtx(ModuleOp module, std::string &ptx, std::string &error,
       *resourcesFrom = "no kernels";
     return true;
   }
-  std::string cacheDir = kernelCacheDir();
   for (KernelPart &part : parts) {
+    if (part.cached) {
+      llvm::SmallString<256> file(cacheDir);
+      llvm::sys::path::append(file, part.key + ".ptx");
+      auto cached = llvm::MemoryBuffer::getFile(file);
+      if (!cached || (*cached)->getBuffer().empty()) {
+        error = "kernel " + part.name + ": its cached PTX " + std::string(file) +
+                " went away during the compile (compile again)";
+        return false;
+      }
+      part.ptx = (*cached)->getBuffer().str();
+      continue;
+    }
+    // One module per kernel: every global cloned, then what the kernel does not
+    // use dropped (other kernels' shared memory, their declarations).
     llvm::ValueToValueMapTy map;
     std::unique_ptr<llvm::Module> alone =
         llvm::CloneModule(*llvmModule, map, [&](const llvm::GlobalValue *gv) {
@@ -376,26 +439,6 @@ bool emitPtx(ModuleOp module, std::string &ptx, std::string &error,
         f.eraseFromParent();
     llvm::raw_svector_ostream os(part.bitcode);
     llvm::WriteBitcodeToFile(*alone, os);
-    if (cacheDir.empty())
-      continue;
-    // The key: the kernel's IR, the target, LLVM's version, how Kiln compiles it,
-    // and the libdevice it would link.
-    llvm::SHA256 hash;
-    hash.update(llvm::StringRef(part.bitcode.data(), part.bitcode.size()));
-    for (llvm::StringRef field :
-         {target.getTriple(), target.getChip(), target.getFeatures(),
-          llvm::StringRef(LLVM_VERSION_STRING), llvm::StringRef(kPtxCacheFormat),
-          llvm::StringRef(libdevicePath)}) {
-      hash.update(field);
-      hash.update(llvm::ArrayRef<uint8_t>{0});
-    }
-    part.key = llvm::toHex(hash.final(), /*LowerCase=*/true);
-    llvm::SmallString<256> file(cacheDir);
-    llvm::sys::path::append(file, part.key + ".ptx");
-    if (auto cached = llvm::MemoryBuffer::getFile(file)) {
-      part.ptx = (*cached)->getBuffer().str();
-      part.cached = !part.ptx.empty();
-    }
   }
   llvmModule.reset();
 

@@ -13,6 +13,7 @@
 
 #include "codegen/Target.h"
 
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
 
@@ -26,7 +27,19 @@ void buildGpuMappingPipeline(mlir::OpPassManager &pm, const std::string &gpuArch
                              const GpuOptions &gpu);
 
 /// The cuda codegen phase: the mapped gpu.module -> NVVM + LLVM dialects.
-void buildCudaCodegenPipeline(mlir::OpPassManager &pm);
+/// The cuda codegen phase: the kernels lowered to NVVM and the LLVM dialect;
+/// with a `cacheDir`, first kiln-take-cached-kernels (the kernels it holds are
+/// left out).
+void buildCudaCodegenPipeline(mlir::OpPassManager &pm, const std::string &cacheDir = "");
+
+/// The kernel cache's directory: $KILN_KERNEL_CACHE ("off": none), else
+/// $XDG_CACHE_HOME/kiln/kernels or ~/.cache/kiln/kernels; empty: no cache.
+std::string kernelCacheDir();
+
+/// A kernel's cache key (hex SHA-256): its IR as mapped, `shared` (what every
+/// kernel of its module depends on: the target, the lowering pipeline), LLVM's
+/// version, Kiln's PTX form and the libdevice it would link.
+std::string kernelCacheKey(mlir::gpu::GPUFuncOp fn, llvm::StringRef shared);
 
 /// Translates `gpu.module @kiln_kernels` to PTX for the chip of its #nvvm.target.
 /// With `resources`, where ptxas is found ($KILN_PTXAS, "off": never; else

@@ -30,7 +30,7 @@ public:
   StringRef getLibraryEngine() const override { return "cuda"; }
 
   void buildCodegenPipeline(OpPassManager &pm) const override {
-    buildCudaCodegenPipeline(pm);
+    buildCudaCodegenPipeline(pm, options.gpu.takeCachedKernels ? kernelCacheDir() : "");
   }
 
   bool writeKernels(ModuleOp module, StringRef dir, KernelCode &code,

@@ -23,6 +23,10 @@ struct GpuOptions {
   /// (smaller ones waste most of each 16x8x16 mma.sync); 1: every one, however
   /// small (the conformance run's way to put the node tests on them).
   int64_t tensorCoreMinSize = 16;
+  /// cuda: the codegen phase leaves out the kernels the kernel cache holds
+  /// (kiln-take-cached-kernels), and emitPtx takes their PTX from it. The driver
+  /// sets it when it emits, so that `--compile-to codegen` shows every kernel.
+  bool takeCachedKernels = false;
 };
 
 } // namespace kiln

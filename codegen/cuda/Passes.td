@@ -64,4 +64,34 @@ def MapToGpu : Pass<"kiln-map-to-gpu", "mlir::ModuleOp"> {
                            "mlir::vector::VectorDialect"];
 }
 
+def TakeCachedKernels : Pass<"kiln-take-cached-kernels", "mlir::gpu::GPUModuleOp"> {
+  let summary = "Leave out the kernels the kernel cache holds (their PTX comes from it)";
+  let description = [{
+    The first step of the cuda codegen phase when it emits. Each `gpu.func`'s
+    cache key is the SHA-256 of its IR as mapped (generic form), the
+    `gpu.module`'s attributes (the `#nvvm.target`), the lowering pipeline that
+    follows (`pipeline`: its passes and their options), LLVM's version, Kiln's PTX
+    form and the libdevice it would link. A kernel whose PTX is in `cache-dir`
+    (`KEY.ptx`) is erased, so that nothing lowers or translates it;
+    `kiln.kernel_cache` on the `gpu.module` records the directory and every
+    kernel's name and key in kernel order, from which emitPtx concatenates the
+    cached PTX and the fresh (which it writes to the cache). No `cache-dir`:
+    nothing changes.
+
+    ```mlir
+    gpu.module @kiln_kernels [#nvvm.target<chip = "sm_80">] attributes {
+        kiln.kernel_cache = {dir = "/root/.cache/kiln/kernels",
+                             kernels = [["k0_s0", "3f9a..."], ["k1_s0", "b27c..."]]}} {
+      gpu.func @k1_s0(...) kernel { ... }  // k0_s0 was cached
+    }
+    ```
+  }];
+  let options = [
+    Option<"cacheDir", "cache-dir", "std::string", /*default=*/"\"\"",
+           "The kernel cache's directory; empty: none">,
+    Option<"pipeline", "pipeline", "std::string", /*default=*/"\"\"",
+           "The lowering that follows, as text (part of every key)">,
+  ];
+}
+
 #endif // KILN_CODEGEN_CUDA_PASSES_TD

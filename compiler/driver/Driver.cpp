@@ -147,8 +147,9 @@ bool compileOnce(const CompileRequest &request, const PrecisionOutcome &outcome,
             "' is not a phase (import, graph, tensor, kernels, plan, codegen, emit)";
     return false;
   }
-  std::unique_ptr<Target> target =
-      createTarget(request.target, request.targetOptions, error);
+  TargetOptions targetOptions = request.targetOptions;
+  targetOptions.gpu.takeCachedKernels = *phase == Phase::Emit;
+  std::unique_ptr<Target> target = createTarget(request.target, targetOptions, error);
   if (!target)
     return false;
   if (*phase == Phase::Emit && request.output.empty()) {

@@ -186,8 +186,12 @@ void CompileReport::collectPlan(ModuleOp module) {
   kernelEstimatedNs.clear();
   // What runs each contraction, and why.
   kernelEngines.clear();
+  kernelFunctions.clear();
   tensorCoreLaunches = 0;
   module.walk([&](LaunchOp l) {
+    if (std::optional<ArrayAttr> stages = l.getGpuStages())
+      for (auto stage : stages->getAsRange<GpuStageAttr>())
+        kernelFunctions[l.getKernel().str()].push_back(stage.getFunction().str());
     StringAttr engine = KilnDialect::EngineAttrHelper(l.getContext()).getAttr(l);
     StringAttr reason = KilnDialect::EngineReasonAttrHelper(l.getContext()).getAttr(l);
     if (!engine && !l.getLibraryAttr())
@@ -261,6 +265,13 @@ bool CompileReport::write(const std::string &path, std::string &error) const {
     auto library = libraryKernels.find(name);
     if (library != libraryKernels.end())
       entry["library"] = library->second;
+    auto functions = kernelFunctions.find(name);
+    if (functions != kernelFunctions.end()) {
+      llvm::json::Array list;
+      for (const std::string &f : functions->second)
+        list.push_back(f);
+      entry["gpu_functions"] = std::move(list);
+    }
     auto engine = kernelEngines.find(name);
     if (engine != kernelEngines.end()) {
       entry["engine"] = engine->second.first;

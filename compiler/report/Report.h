@@ -51,6 +51,9 @@ struct CompileReport {
   /// "tensor_cores", "simt") and why (kiln.engine_reason); and how many launches
   /// run Kiln's kernels on tensor cores (not library calls).
   std::map<std::string, std::pair<std::string, std::string>> kernelEngines;
+  /// Per kernel on a GPU target: the GPU functions its launch runs (its stages;
+  /// kernels with the same body share them).
+  std::map<std::string, std::vector<std::string>> kernelFunctions;
   int64_t tensorCoreLaunches = 0;
   /// Launches and copies in a branch of an If decided at run time (guarded: the
   /// host runs one branch's), and the conditions they branch on.

@@ -60,6 +60,20 @@ LogicalResult KilnDialect::verifyOperationAttribute(Operation *op, NamedAttribut
       return op->emitError() << attr.getName() << " is a string attribute of kiln.launch";
     return success();
   }
+  if (attr.getName() == getKernelCacheAttrHelper().getName()) {
+    auto cache = dyn_cast<DictionaryAttr>(attr.getValue());
+    auto dir = cache ? cache.getAs<StringAttr>("dir") : StringAttr();
+    auto kernels = cache ? cache.getAs<ArrayAttr>("kernels") : ArrayAttr();
+    bool pairs = kernels && llvm::all_of(kernels, [](Attribute a) {
+      auto pair = dyn_cast<ArrayAttr>(a);
+      return pair && pair.size() == 2 && isa<StringAttr>(pair[0]) && isa<StringAttr>(pair[1]);
+    });
+    if (op->getName().getStringRef() != "gpu.module" || !dir || !pairs)
+      return op->emitError() << attr.getName()
+                             << " is a gpu.module's {dir = \"...\", kernels = "
+                                "[[\"name\", \"key\"], ...]}";
+    return success();
+  }
   if (attr.getName() == getElementTypeAttrHelper().getName())
     return op->emitError() << attr.getName()
                            << " belongs on function arguments and results";

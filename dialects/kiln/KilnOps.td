@@ -36,7 +36,10 @@ def Kiln_Dialect : Dialect {
     "::mlir::StringAttr":$engine_reason,
     // On a kiln.launch: its time alone on the device by the cost model
     // (kiln-assign-streams), in ns; the report gives it per kernel.
-    "::mlir::IntegerAttr":$estimated_ns
+    "::mlir::IntegerAttr":$estimated_ns,
+    // On the cuda gpu.module: the kernel cache's directory and each kernel's
+    // name and key, in kernel order (kiln-take-cached-kernels).
+    "::mlir::DictionaryAttr":$kernel_cache
   );
   let useDefaultAttributePrinterParser = 1;
   let hasOperationAttrVerify = 1;

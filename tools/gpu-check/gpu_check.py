@@ -322,19 +322,29 @@ def profile_kernels(fn, iterations):
 
 def kernel_table(report_path, gpu_us):
     """The report's kernels (engine, estimate) beside their GPU times: a kernel's
-    stages are the GPU kernels named KERNEL_s<i>; what no stage claims (library
-    kernels, Kiln's copies) is "other". A dict: kernels (list), sums."""
+    stages are the GPU functions its report entry lists (gpu_functions; else those
+    named KERNEL_s<i>). Kernels with the same body share their functions, whose
+    GPU time the profiler sums over every launch: they make one row (their names
+    joined, their estimates summed). What no stage claims (library kernels, Kiln's
+    copies) is "other". A dict: kernels (list), sums."""
     with open(report_path) as f:
         report = json.load(f)
-    rows, claimed = [], set()
+    groups, claimed = {}, set()
     for k in report.get("kernels", []):
-        stages = [n for n in gpu_us if n.startswith(k["name"] + "_s")]
+        stages = tuple(k.get("gpu_functions") or
+                       sorted(n for n in gpu_us if n.startswith(k["name"] + "_s")))
         claimed.update(stages)
         if "estimated_ns" not in k:
             continue
-        rows.append({"kernel": k["name"], "engine": k.get("engine", "-"),
-                     "estimated_us": k["estimated_ns"] / 1e3,
-                     "gpu_us": sum(gpu_us[n] for n in stages) if stages else None})
+        group = groups.setdefault(stages or (k["name"],), {
+            "names": [], "engine": k.get("engine", "-"), "estimated_us": 0.0,
+            "stages": [n for n in stages if n in gpu_us]})
+        group["names"].append(k["name"])
+        group["estimated_us"] += k["estimated_ns"] / 1e3
+    rows = [{"kernel": ",".join(g["names"]), "engine": g["engine"],
+             "estimated_us": g["estimated_us"],
+             "gpu_us": sum(gpu_us[n] for n in g["stages"]) if g["stages"] else None}
+            for g in groups.values()]
     timed = [r for r in rows if r["gpu_us"] is not None]
     return {"kernels": rows,
             "estimated_us": sum(r["estimated_us"] for r in timed),
