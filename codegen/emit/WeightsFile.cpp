@@ -3,7 +3,7 @@
 // This file implements the weights writer (WeightsFile.h). The weights are
 // streamed to the file in offset order (no image of the payload in memory):
 // dense resources as they are, dense attributes expanded when splat, one byte per
-// bool.
+// bool. A file already holding the same bytes is left untouched.
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/emit/WeightsFile.h"
@@ -13,6 +13,8 @@
 #include "mlir/IR/BuiltinDialect.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstring>
@@ -65,47 +67,80 @@ bool writeElements(ElementsAttr value, llvm::function_ref<void(const char *, siz
 
 bool writeWeightsFile(PlanOp plan, const std::string &path, uint64_t &checksum,
                       std::string &error) {
-  // The weights are streamed in offset order, the gaps zero; the header (with the
-  // checksum) is written last, over its placeholder.
+  // The weights in offset order, the gaps zero.
   uint64_t payloadBytes = plan.getWeightBytes();
   SmallVector<WeightOp> weights;
   plan.getBody().walk([&](WeightOp w) { weights.push_back(w); });
   llvm::stable_sort(weights, [](WeightOp a, WeightOp b) { return a.getOffset() < b.getOffset(); });
+  // Streams the payload to `emit`; false with `error` where the weights are not
+  // what the plan says.
+  auto stream = [&](llvm::function_ref<void(const char *, size_t)> sink) {
+    uint64_t at = 0;
+    static const char zeros[4096] = {};
+    auto emit = [&](const char *data, size_t size) {
+      sink(data, size);
+      at += size;
+    };
+    auto pad = [&](uint64_t to) {
+      while (at < to)
+        emit(zeros, std::min<uint64_t>(sizeof zeros, to - at));
+    };
+    for (WeightOp w : weights) {
+      if (w.getOffset() < at) {
+        error = "weight at offset " + std::to_string(w.getOffset()) + " overlaps the one before";
+        return false;
+      }
+      pad(w.getOffset());
+      if (!writeElements(w.getValue(), emit, error))
+        return false;
+      if (at > payloadBytes) {
+        error = "weight at offset " + std::to_string(w.getOffset()) +
+                " lies outside the planned weights";
+        return false;
+      }
+    }
+    pad(payloadBytes);
+    return true;
+  };
+  char header[rt::kWeightsHeaderBytes] = {};
+  // A file already there with the same bytes (a compile of the same model again)
+  // is left as it is: comparing reads it, writing would copy every byte again.
+  uint64_t existing = 0;
+  if (!llvm::sys::fs::file_size(path, existing) &&
+      existing == sizeof header + payloadBytes) {
+    if (auto file = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                                /*RequiresNullTerminator=*/false)) {
+      const char *old = (*file)->getBufferStart() + sizeof header;
+      rt::WeightsChecksum sum;
+      bool same = true;
+      uint64_t at = 0;
+      if (!stream([&](const char *data, size_t size) {
+            if (same && std::memcmp(old + at, data, size) != 0)
+              same = false;
+            sum.update(data, size);
+            at += size;
+          }))
+        return false;
+      checksum = sum.finish();
+      rt::encodeWeightsHeader({payloadBytes, checksum}, header);
+      if (same && std::memcmp((*file)->getBufferStart(), header, sizeof header) == 0)
+        return true;
+    }
+  }
+  // The header (with the checksum) is written last, over its placeholder.
   std::error_code ec;
   llvm::raw_fd_ostream os(path, ec);
   if (ec) {
     error = "cannot write " + path + ": " + ec.message();
     return false;
   }
-  char header[rt::kWeightsHeaderBytes] = {};
   os.write(header, sizeof header);
   rt::WeightsChecksum sum;
-  uint64_t at = 0;
-  static const char zeros[4096] = {};
-  auto emit = [&](const char *data, size_t size) {
-    os.write(data, size);
-    sum.update(data, size);
-    at += size;
-  };
-  auto pad = [&](uint64_t to) {
-    while (at < to)
-      emit(zeros, std::min<uint64_t>(sizeof zeros, to - at));
-  };
-  for (WeightOp w : weights) {
-    if (w.getOffset() < at) {
-      error = "weight at offset " + std::to_string(w.getOffset()) + " overlaps the one before";
-      return false;
-    }
-    pad(w.getOffset());
-    if (!writeElements(w.getValue(), emit, error))
-      return false;
-    if (at > payloadBytes) {
-      error = "weight at offset " + std::to_string(w.getOffset()) +
-              " lies outside the planned weights";
-      return false;
-    }
-  }
-  pad(payloadBytes);
+  if (!stream([&](const char *data, size_t size) {
+        os.write(data, size);
+        sum.update(data, size);
+      }))
+    return false;
   checksum = sum.finish();
   rt::encodeWeightsHeader({payloadBytes, checksum}, header);
   os.seek(0);

@@ -14,7 +14,8 @@
 
 namespace kiln {
 
-/// Writes `path`; the payload's checksum in `checksum`. False with `error`.
+/// Writes `path` (left as it is where it already holds the same bytes); the
+/// payload's checksum in `checksum`. False with `error`.
 bool writeWeightsFile(PlanOp plan, const std::string &path, uint64_t &checksum,
                       std::string &error);
 

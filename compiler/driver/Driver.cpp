@@ -177,7 +177,10 @@ bool compileOnce(const CompileRequest &request, const PrecisionOutcome &outcome,
   mlir::DialectRegistry registry;
   registerCompilerDialects(registry);
   mlir::MLIRContext context(registry);
-  auto module = importOnnxModel(context, model, path, ImportOptions(), error);
+  // `model` outlives the context: large weights are used where they lie.
+  ImportOptions importOptions;
+  importOptions.borrowRawData = true;
+  auto module = importOnnxModel(context, model, path, importOptions, error);
   if (!module)
     return false;
 

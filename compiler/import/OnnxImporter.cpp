@@ -296,8 +296,12 @@ FailureOr<ElementsAttr> Importer::tensorAttr(const ::onnx::TensorProto &tensor,
     std::string blobName = onnx::resourceKey(
         tensor.name().empty() ? "onnx_constant_" + std::to_string(resourceCounter++)
                               : tensor.name());
-    AsmResourceBlob blob = HeapAsmResourceBlob::allocateAndCopyWithAlign(
-        data, alignof(std::max_align_t));
+    constexpr size_t align = alignof(std::max_align_t);
+    AsmResourceBlob blob =
+        options.borrowRawData && tensor.has_raw_data() &&
+                reinterpret_cast<uintptr_t>(data.data()) % align == 0
+            ? UnmanagedAsmResourceBlob::allocateWithAlign(data, align)
+            : HeapAsmResourceBlob::allocateAndCopyWithAlign(data, align);
     return ElementsAttr(DenseResourceElementsAttr::get(type, blobName, std::move(blob)));
   }
   bool splat = false;

@@ -22,6 +22,10 @@ struct ImportOptions {
   /// Constants of more bytes than this become dense resources (printed once, at
   /// the end of the module, and elided by `kiln import` unless asked for).
   int64_t resourceThresholdBytes = 256;
+  /// Such resources point into the ModelProto's raw data instead of holding a
+  /// copy (where it is aligned): the caller keeps the ModelProto alive as long as
+  /// the MLIRContext.
+  bool borrowRawData = false;
 };
 
 /// Imports `model` (already loaded and checked). `fileName` names the model in
