@@ -83,18 +83,11 @@ struct TileWalk {
   /// out).
   struct Group {
     mlir::Value o, kk, outer, k, inBounds;
-    /// The loop indices of its first element: the tile's outer dims' (from
-    /// `outer`) and the reduction dims' (from `k`), in their orders.
-    llvm::SmallVector<mlir::Value> outerIdx, kIdx;
   };
 
   TileWalk(StageBuilder &builder, mlir::linalg::GenericOp op, const LoopDims &dims,
            const OperandTile &tile, int64_t kt, mlir::Value tid, int64_t threads);
-  /// A thread's groups at the K step from `k0`, their indices built outside any
-  /// branch and each distinct one once: where the block's threads cover whole
-  /// tile lines in one round, every group of a thread has the same K index
-  /// (walking along K) or the same outer index (walking along the outer dims).
-  llvm::SmallVector<Group> groupsAt(mlir::OpBuilder &b, mlir::Value k0) const;
+  Group group(mlir::OpBuilder &b, int64_t r, mlir::Value k0) const;
   /// `loopIdx` at element j of `g`.
   void setIndices(mlir::OpBuilder &b, const Group &g, int64_t j,
                   llvm::SmallVectorImpl<mlir::Value> &loopIdx) const;

@@ -369,7 +369,8 @@ bool mapTensorCoreContraction(StageBuilder &builder, linalg::GenericOp op,
     SmallVector<Value> tokens;
     later.assign(operands.size(), {});
     for (auto [n, o] : llvm::enumerate(operands)) {
-      for (const TileWalk::Group &g : o.walk->groupsAt(ob, k0)) {
+      for (int64_t r = 0; r < o.walk->groups; ++r) {
+        TileWalk::Group g = o.walk->group(ob, r, k0);
         if (!o.async) {
           later[n].push_back({g, o.walk->load(ob, g, half, loopIdx)});
           continue;
@@ -377,8 +378,8 @@ bool mapTensorCoreContraction(StageBuilder &builder, linalg::GenericOp op,
         // Outside the operand: no bytes read (zero-filled), from a clamped address.
         Value zeroIdx = cIndex(ob, loc, 0);
         TileWalk::Group at = g;
-        for (Value &i : llvm::concat<Value>(at.outerIdx, at.kIdx))
-          i = ob.create<arith::SelectOp>(loc, g.inBounds, i, zeroIdx);
+        at.outer = ob.create<arith::SelectOp>(loc, g.inBounds, g.outer, zeroIdx);
+        at.k = ob.create<arith::SelectOp>(loc, g.inBounds, g.k, zeroIdx);
         o.walk->setIndices(ob, at, 0, loopIdx);
         OpOperand *in = op.getDpsInputOperand(o.tile.operand);
         auto srcIdx = affine::expandAffineMap(ob, loc, op.getMatchingIndexingMap(in), loopIdx);

@@ -205,81 +205,31 @@ TileWalk::TileWalk(StageBuilder &builder, linalg::GenericOp op, const LoopDims &
   groups = tile.outerTile * kt / (threads * width);
 }
 
-SmallVector<TileWalk::Group> TileWalk::groupsAt(OpBuilder &b, Value k0) const {
+TileWalk::Group TileWalk::group(OpBuilder &b, int64_t r, Value k0) const {
   Location loc = op.getLoc();
-  // Group r's first element e = (tid + threads r) w is (hi, lo) = e divmod inner.
-  // Where threads w is a multiple of inner, lo is the same for every r and hi
-  // steps by threads w / inner.
-  const bool regular = (threads * width) % inner == 0;
-  Value hi0, lo0;
-  if (regular) {
-    Value e = b.create<arith::MulIOp>(loc, tid, cIndex(b, loc, width));
-    hi0 = b.create<arith::DivUIOp>(loc, e, cIndex(b, loc, inner));
-    lo0 = b.create<arith::RemUIOp>(loc, e, cIndex(b, loc, inner));
-  }
-  llvm::DenseMap<Value, Value> outers, ks;
-  llvm::DenseMap<Value, SmallVector<Value>> outerIdx, kIdx;
-  auto delinearized = [&](llvm::DenseMap<Value, SmallVector<Value>> &cache, Value linear,
-                          ArrayRef<unsigned> lineDims) {
-    auto [it, isNew] = cache.try_emplace(linear);
-    if (isNew) {
-      SmallVector<Value> idx(dims.ranges.size());
-      setLoopDims(b, loc, dims.ranges, lineDims, linear, idx);
-      for (unsigned d : lineDims)
-        it->second.push_back(idx[d]);
-    }
-    return it->second;
-  };
-  SmallVector<Group> result;
-  for (int64_t r = 0; r < groups; ++r) {
-    Value hi, lo;
-    if (regular) {
-      hi = r == 0 ? hi0 : addIndex(b, loc, hi0, r * (threads * width / inner));
-      lo = lo0;
-    } else {
-      Value first = threads * r != 0
-                        ? b.create<arith::AddIOp>(loc, tid, cIndex(b, loc, threads * r))
-                        : tid;
-      Value e = b.create<arith::MulIOp>(loc, first, cIndex(b, loc, width));
-      hi = b.create<arith::DivUIOp>(loc, e, cIndex(b, loc, inner));
-      lo = b.create<arith::RemUIOp>(loc, e, cIndex(b, loc, inner));
-    }
-    Group g;
-    g.kk = tile.walkOuter ? hi : lo;
-    g.o = tile.walkOuter ? lo : hi;
-    Value &outer = outers[g.o];
-    if (!outer)
-      outer = b.create<arith::AddIOp>(loc, tile.base, g.o);
-    Value &k = ks[g.kk];
-    if (!k)
-      k = b.create<arith::AddIOp>(loc, k0, g.kk);
-    g.outer = outer;
-    g.k = k;
-    g.inBounds = b.create<arith::AndIOp>(loc, ltIndex(b, loc, g.outer, tile.outerSize),
-                                         ltIndex(b, loc, g.k, dims.length));
-    g.outerIdx = delinearized(outerIdx, g.outer, tile.outerDims);
-    g.kIdx = delinearized(kIdx, g.k, dims.red);
-    result.push_back(std::move(g));
-  }
-  return result;
+  Value first = threads * r != 0 ? b.create<arith::AddIOp>(loc, tid, cIndex(b, loc, threads * r))
+                            : tid;
+  Value e = b.create<arith::MulIOp>(loc, first, cIndex(b, loc, width));
+  Value hi = b.create<arith::DivUIOp>(loc, e, cIndex(b, loc, inner));
+  Value lo = b.create<arith::RemUIOp>(loc, e, cIndex(b, loc, inner));
+  Group g;
+  g.kk = tile.walkOuter ? hi : lo;
+  g.o = tile.walkOuter ? lo : hi;
+  g.outer = b.create<arith::AddIOp>(loc, tile.base, g.o);
+  g.k = b.create<arith::AddIOp>(loc, k0, g.kk);
+  g.inBounds = b.create<arith::AndIOp>(loc, ltIndex(b, loc, g.outer, tile.outerSize), ltIndex(b, loc, g.k, dims.length));
+  return g;
 }
 
 void TileWalk::setIndices(OpBuilder &b, const Group &g, int64_t j,
                           SmallVectorImpl<Value> &loopIdx) const {
   Location loc = op.getLoc();
-  if (j != 0 && !stepFastest) {
-    // A group that may cross the fastest dim's end: element j delinearized.
-    setLoopDims(b, loc, dims.ranges, tile.outerDims,
-                tile.walkOuter ? addIndex(b, loc, g.outer, j) : g.outer, loopIdx);
-    setLoopDims(b, loc, dims.ranges, dims.red, tile.walkOuter ? g.k : addIndex(b, loc, g.k, j),
-                loopIdx);
-    return;
-  }
-  for (auto [n, d] : llvm::enumerate(tile.outerDims))
-    loopIdx[d] = g.outerIdx[n];
-  for (auto [n, d] : llvm::enumerate(dims.red))
-    loopIdx[d] = g.kIdx[n];
-  if (j != 0)
+  bool step = j != 0 && stepFastest;
+  setLoopDims(b, loc, dims.ranges, tile.outerDims,
+              tile.walkOuter && !step ? addIndex(b, loc, g.outer, j) : g.outer, loopIdx);
+  setLoopDims(b, loc, dims.ranges, dims.red,
+              tile.walkOuter || step ? g.k : addIndex(b, loc, g.k, j), loopIdx);
+  if (step)
     loopIdx[stepDim] = addIndex(b, loc, loopIdx[stepDim], j);
 }
 
@@ -317,8 +267,10 @@ void stageOperandTile(StageBuilder &builder, OpBuilder &b, linalg::GenericOp op,
                       int64_t kt, Value tid, int64_t threads, SmallVectorImpl<Value> &loopIdx) {
   TileWalk walk(builder, op, dims, tile, kt, tid, threads);
   Type stored = cast<MemRefType>(buf.getType()).getElementType();
-  for (const TileWalk::Group &g : walk.groupsAt(b, k0))
+  for (int64_t r = 0; r < walk.groups; ++r) {
+    TileWalk::Group g = walk.group(b, r, k0);
     walk.store(b, g, walk.load(b, g, stored, loopIdx), buf, {});
+  }
 }
 
 bool mapTiledContraction(StageBuilder &builder, linalg::GenericOp op, const LoopDims &dims,
