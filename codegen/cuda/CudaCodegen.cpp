@@ -139,19 +139,19 @@ namespace {
 constexpr const char *kPtxCacheFormat = "kiln-ptx-2";
 } // namespace
 
+std::string kernelCacheContext() {
+  return std::string(LLVM_VERSION_STRING) + "\n" + kPtxCacheFormat + "\n" + findLibdevice();
+}
+
 std::string kernelCacheKey(gpu::GPUFuncOp fn, llvm::StringRef shared) {
-  llvm::SHA256 hash;
   std::string text;
   llvm::raw_string_ostream os(text);
   fn->print(os, OpPrintingFlags().printGenericOpForm().useLocalScope());
   os.flush();
-  std::string libdevice = findLibdevice();
-  for (llvm::StringRef field :
-       {llvm::StringRef(text), shared, llvm::StringRef(LLVM_VERSION_STRING),
-        llvm::StringRef(kPtxCacheFormat), llvm::StringRef(libdevice)}) {
-    hash.update(field);
-    hash.update(llvm::ArrayRef<uint8_t>{0});
-  }
+  llvm::SHA256 hash;
+  hash.update(text);
+  hash.update(llvm::ArrayRef<uint8_t>{0});
+  hash.update(shared);
   return llvm::toHex(hash.final(), /*LowerCase=*/true);
 }
 

@@ -36,9 +36,13 @@ void buildCudaCodegenPipeline(mlir::OpPassManager &pm, const std::string &cacheD
 /// $XDG_CACHE_HOME/kiln/kernels or ~/.cache/kiln/kernels; empty: no cache.
 std::string kernelCacheDir();
 
-/// A kernel's cache key (hex SHA-256): its IR as mapped, `shared` (what every
-/// kernel of its module depends on: the target, the lowering pipeline), LLVM's
-/// version, Kiln's PTX form and the libdevice it would link.
+/// What every cached kernel's PTX depends on beside its module: LLVM's version,
+/// Kiln's PTX form and the libdevice it would link.
+std::string kernelCacheContext();
+
+/// A kernel's cache key (hex SHA-256): its IR as mapped and `shared`, what every
+/// kernel of its module depends on (the target, the lowering pipeline,
+/// kernelCacheContext()).
 std::string kernelCacheKey(mlir::gpu::GPUFuncOp fn, llvm::StringRef shared);
 
 /// Translates `gpu.module @kiln_kernels` to PTX for the chip of its #nvvm.target.

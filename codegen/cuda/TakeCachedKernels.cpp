@@ -31,7 +31,8 @@ struct TakeCachedKernelsPass : kiln::impl::TakeCachedKernelsBase<TakeCachedKerne
     if (cacheDir.empty())
       return;
     // What every kernel's PTX depends on beside its own IR: the module's
-    // attributes (the target) and any op that is not a kernel.
+    // attributes (the target), any op that is not a kernel, the lowering, LLVM and
+    // Kiln's PTX form; built once.
     std::string shared;
     {
       llvm::raw_string_ostream os(shared);
@@ -42,7 +43,7 @@ struct TakeCachedKernelsPass : kiln::impl::TakeCachedKernelsBase<TakeCachedKerne
       for (Operation &op : module.getBody()->getOperations())
         if (!isa<gpu::GPUFuncOp>(op))
           op.print(os, flags);
-      os << pipeline;
+      os << pipeline << "\n" << kernelCacheContext();
     }
     Builder b(&getContext());
     SmallVector<Attribute> kernels;

@@ -54,10 +54,10 @@ static int64_t vectorWidth(StageBuilder &builder, linalg::GenericOp op, unsigned
   int64_t offset;
   if (failed(getStridesAndOffset(type, strides, offset)) || ShapedType::isDynamic(offset))
     return 1;
-  // The packed block: innerDims from the last while each is a result of its own
-  // (or a unit dim absent from the map) at the stride packing expects.
+  // The packed block: innerDims from the last while each is a result of its own,
+  // in no other result (so that the other results are the same across a group),
+  // at the stride packing expects; or a unit dim (absent from the map).
   llvm::SmallBitVector inBlock(map.getNumResults());
-  llvm::SmallBitVector blockDims(map.getNumDims());
   int64_t block = 1;
   for (unsigned d : llvm::reverse(innerDims)) {
     std::optional<unsigned> result;
@@ -71,16 +71,13 @@ static int64_t vectorWidth(StageBuilder &builder, linalg::GenericOp op, unsigned
     if (elsewhere)
       break;
     if (!result) {
-      if (ranges[d] != 1 || llvm::any_of(map.getResults(),
-                                         [&](AffineExpr e) { return e.isFunctionOfDim(d); }))
+      if (ranges[d] != 1) // a unit dim (read as 0: absent from the map)
         break;
-      blockDims.set(d);
       continue;
     }
     if (strides[*result] != block)
       break;
     inBlock.set(*result);
-    blockDims.set(d);
     block *= ranges[d];
   }
   if (block == 1)
@@ -92,8 +89,6 @@ static int64_t vectorWidth(StageBuilder &builder, linalg::GenericOp op, unsigned
     for (auto [i, e] : llvm::enumerate(map.getResults())) {
       if (inBlock.test(i))
         continue;
-      for (unsigned d : blockDims.set_bits())
-        fits &= !e.isFunctionOfDim(d);
       if (auto c = dyn_cast<AffineConstantExpr>(e))
         fits &= (c.getValue() * strides[i]) % w == 0;
       else

@@ -115,16 +115,20 @@ bool writeWeightsFile(PlanOp plan, const std::string &path, uint64_t &checksum,
       bool same = true;
       uint64_t at = 0;
       if (!stream([&](const char *data, size_t size) {
-            if (same && std::memcmp(old + at, data, size) != 0)
-              same = false;
+            // After the first difference the file is rewritten: nothing more to do.
+            if (!same)
+              return;
+            same = std::memcmp(old + at, data, size) == 0;
             sum.update(data, size);
             at += size;
           }))
         return false;
-      checksum = sum.finish();
-      rt::encodeWeightsHeader({payloadBytes, checksum}, header);
-      if (same && std::memcmp((*file)->getBufferStart(), header, sizeof header) == 0)
-        return true;
+      if (same) {
+        checksum = sum.finish();
+        rt::encodeWeightsHeader({payloadBytes, checksum}, header);
+        if (std::memcmp((*file)->getBufferStart(), header, sizeof header) == 0)
+          return true;
+      }
     }
   }
   // The header (with the checksum) is written last, over its placeholder.
